@@ -1,0 +1,7 @@
+"""``python -m rigcheck``."""
+
+import sys
+
+from rigcheck.cli import main
+
+sys.exit(main())

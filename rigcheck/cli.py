@@ -1,0 +1,381 @@
+"""The ``rigcheck`` command line: parse, call the core, render, exit.
+
+Exit codes (as ruff and ESLint use them): 0 when no finding reaches ``--fail-on``, 1 when one
+does, 2 for bad input, a bad command line, a broken plugin or an internal error. Errors are one
+line each (``file:line:col: error: ...``); ``RIGCHECK_DEBUG=1`` adds the traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from rigcheck import __version__
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script and ``python -m rigcheck``."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None and not args.version:
+        parser.print_help(sys.stderr)
+        return EXIT_ERROR
+    if args.command is None:
+        args.handler, args.plugins = _cmd_version, []
+    from rigcheck.core.errors import RigcheckError
+
+    try:
+        return int(args.handler(args))
+    except RigcheckError as exc:
+        print(str(exc), file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("rigcheck: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_ERROR
+    except Exception as exc:  # never a traceback unless asked for
+        if os.environ.get("RIGCHECK_DEBUG"):
+            raise
+        print(
+            f"rigcheck: internal error: {type(exc).__name__}: {exc} (RIGCHECK_DEBUG=1 shows the traceback; "
+            f"please report it)",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+
+
+# -- the parser -------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rigcheck",
+        description="Validate GPU rigs and ML workloads before you buy, build or change them.",
+        epilog="Exit codes: 0 nothing at or above --fail-on, 1 findings at or above it, 2 bad input or usage.",
+    )
+    parser.add_argument("--version", action="store_true", help="print the version and the loaded plugins")
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND", dest="command")
+
+    check = commands.add_parser(
+        "check",
+        help="check a rig, or a rig and a workload",
+        description="Check a rig (rig-only rules), or a workload against a rig. "
+        "RIG and WORKLOAD are files, or the name of a shipped spec.",
+    )
+    check.add_argument("rig", metavar="RIG", help="rig spec file, or the name of a shipped rig (home-2x3090)")
+    check.add_argument("workload", metavar="WORKLOAD", nargs="?", help="workload spec file or shipped name")
+    _add_output_options(check, formats_help="text (default) or json")
+    check.add_argument(
+        "--fail-on",
+        choices=("warn", "fail"),
+        default="fail",
+        help="exit 1 when a finding is at or above this severity (default: fail)",
+    )
+    check.add_argument(
+        "--select",
+        action="append",
+        default=[],
+        metavar="CODES",
+        help="only these rules: codes or prefixes, comma-separated (PLT, SPEC001); repeatable",
+    )
+    check.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="CODES",
+        help="leave out these rules: codes or prefixes, comma-separated; repeatable",
+    )
+    check.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="time limit of each checker (default 10)",
+    )
+    check.add_argument("-v", "--verbose", action="store_true", help="show each finding's evidence")
+    _add_plugin_options(check)
+    check.set_defaults(handler=_cmd_check)
+
+    validate = commands.add_parser("validate", help="validate spec files (schema and YAML traps only)")
+    validate.add_argument("files", metavar="FILE", nargs="+")
+    _add_output_options(validate, formats_help="text (default) or json")
+    validate.add_argument("--fail-on", choices=("warn", "fail"), default="fail")
+    validate.set_defaults(handler=_cmd_validate)
+
+    schema = commands.add_parser("schema", help="print the JSON Schema of a spec kind or of the report")
+    schema.add_argument("which", choices=("rig", "workload", "report"))
+    schema.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+    schema.set_defaults(handler=_cmd_schema)
+
+    rules = commands.add_parser("rules", help="list every rule (built-in and from plugins)")
+    rules.add_argument("--format", choices=("text", "json"), default="text")
+    rules.add_argument("--select", action="append", default=[], metavar="CODES")
+    _add_plugin_options(rules)
+    rules.set_defaults(handler=_cmd_rules)
+
+    explain = commands.add_parser("explain", help="print the documentation of one rule")
+    explain.add_argument("code", metavar="CODE")
+    _add_plugin_options(explain)
+    explain.set_defaults(handler=_cmd_explain)
+
+    gpus = commands.add_parser("gpus", help="list or search the GPU catalog")
+    gpus.add_argument("query", nargs="?", help="a GPU name to look up (case and punctuation ignored)")
+    gpus.add_argument("--format", choices=("text", "json"), default="text")
+    _add_plugin_options(gpus)
+    gpus.set_defaults(handler=_cmd_gpus)
+
+    plugins = commands.add_parser("plugins", help="list the loaded plugins, their hooks and rules")
+    plugins.add_argument("--format", choices=("text", "json"), default="text")
+    plugins.add_argument("--all", action="store_true", help="include rigcheck's built-in plugins")
+    _add_plugin_options(plugins)
+    plugins.set_defaults(handler=_cmd_plugins)
+
+    version = commands.add_parser("version", help="print the version and the loaded plugins")
+    _add_plugin_options(version)
+    version.set_defaults(handler=_cmd_version)
+
+    return parser
+
+
+def _add_output_options(parser: argparse.ArgumentParser, *, formats_help: str) -> None:
+    parser.add_argument(
+        "-f", "--format", default="text", metavar="FORMAT", help=f"report format: {formats_help}"
+    )
+    parser.add_argument(
+        "-o", "--output", metavar="FILE", help="write the report to FILE instead of standard output"
+    )
+    parser.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour the text report (auto: on a terminal, unless NO_COLOR is set)",
+    )
+
+
+def _add_plugin_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-p",
+        dest="plugins",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="load a plugin module; -p no:NAME blocks the plugin NAME",
+    )
+
+
+# -- commands -----------------------------------------------------------------------------------------
+
+
+def _cmd_version(args: argparse.Namespace) -> int:
+    from rigcheck import __plugin_api__
+
+    registry = _load_registry(args)
+    print(f"rigcheck {__version__} (plugin API {__plugin_api__}, Python {sys.version.split()[0]})")
+    external = [info for info in registry.plugins if not info.builtin]
+    if external:
+        print("plugins: " + ", ".join(f"{info.name}-{info.version}" for info in external))
+    return EXIT_OK
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from rigcheck.core.documents import load_spec
+    from rigcheck.core.engine import DEFAULT_TIMEOUT_S, RunOptions, build_catalog, run_checks
+    from rigcheck.core.findings import Severity
+    from rigcheck.core.specs_index import resolve_spec_argument
+
+    registry = _load_registry(args)
+    renderer = _renderer(registry, args.format)
+    started = time.perf_counter()
+    rig_path = resolve_spec_argument(args.rig, "Rig")
+    workload_path = resolve_spec_argument(args.workload, "Workload") if args.workload else None
+    rig_doc = load_spec(rig_path, kind="Rig")
+    workload_doc = load_spec(workload_path, kind="Workload") if workload_path else None
+    catalog = build_catalog(registry)
+    load_ms = (time.perf_counter() - started) * 1000
+    options = RunOptions(
+        select=_codes(args.select),
+        ignore=_codes(args.ignore),
+        fail_on=Severity(args.fail_on),
+        timeout_s=args.timeout if args.timeout is not None else DEFAULT_TIMEOUT_S,
+    )
+    report = run_checks(rig_doc, workload_doc, registry, catalog, options, load_ms=load_ms)
+    _emit(renderer(report, _render_options(args)), args.output)
+    return report.exit_code
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from rigcheck.core.validate import render_validation, validate_files
+
+    results = validate_files(args.files)
+    if args.format not in ("text", "json"):
+        from rigcheck.core.errors import UsageError
+
+        raise UsageError(f"rigcheck validate: unknown format {args.format!r}; use text or json")
+    _emit(render_validation(results, args.format, color=_color(args)), args.output)
+    if any(result.problems for result in results):
+        return EXIT_ERROR
+    threshold = {"warn": ("warn", "fail"), "fail": ("fail",)}[args.fail_on]
+    return EXIT_FINDINGS if any(trap.severity in threshold for r in results for trap in r.traps) else EXIT_OK
+
+
+def _cmd_schema(args: argparse.Namespace) -> int:
+    from rigcheck.core.schemas import schema_text
+
+    _emit(schema_text(args.which), args.output)
+    return EXIT_OK
+
+
+def _cmd_rules(args: argparse.Namespace) -> int:
+    import json
+
+    from rigcheck.core.rules import matches
+
+    registry = _load_registry(args)
+    selectors = _codes(args.select)
+    entries = [
+        entry for entry in registry.sorted_rules() if not selectors or matches(entry.rule.code, selectors)
+    ]
+    if args.format == "json":
+        payload = [
+            {**entry.rule.as_dict(), "checker": entry.checker, "plugin": entry.plugin.name}
+            for entry in entries
+        ]
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    width = max((len(entry.rule.name) for entry in entries), default=10)
+    for entry in entries:
+        rule = entry.rule
+        origin = "" if entry.plugin.builtin else f"  [{entry.plugin.name}]"
+        print(f"{rule.code:<10} {rule.name:<{width}}  {rule.severity.value:<4}  {rule.summary}{origin}")
+    return EXIT_OK
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from rigcheck.core.docgen import rule_markdown
+    from rigcheck.core.errors import UsageError
+    from rigcheck.core.fields import did_you_mean
+
+    registry = _load_registry(args)
+    entry = registry.rule(args.code)
+    if entry is None:
+        raise UsageError(
+            f"rigcheck explain: no rule {args.code!r}{did_you_mean(args.code.upper(), registry.rules)} "
+            f"(rigcheck rules lists them)"
+        )
+    print(rule_markdown(entry), end="")
+    return EXIT_OK
+
+
+def _cmd_gpus(args: argparse.Namespace) -> int:
+    import json
+
+    from rigcheck.core.catalog import CatalogLookupError
+    from rigcheck.core.engine import build_catalog
+    from rigcheck.core.errors import UsageError
+
+    catalog = build_catalog(_load_registry(args))
+    if args.query:
+        try:
+            entries = [catalog.lookup(args.query)]
+        except CatalogLookupError as exc:
+            raise UsageError(f"rigcheck gpus: {exc}") from None
+    else:
+        entries = sorted(catalog, key=lambda spec: (spec.vendor, spec.segment or "", spec.name))
+    if args.format == "json":
+        print(json.dumps([spec.model_dump(mode="json", exclude_none=True) for spec in entries], indent=2))
+        return EXIT_OK
+    if args.query:
+        spec = entries[0]
+        for key, value in spec.model_dump(mode="json", exclude_none=True).items():
+            print(f"{key:<26} {value}")
+        return EXIT_OK
+    for spec in entries:
+        bandwidth = f"{spec.memory_bandwidth_gbps:g} GB/s" if spec.memory_bandwidth_gbps else "?"
+        power = f"{spec.tdp_w:g} W" if spec.tdp_w else "?"
+        print(f"{spec.id:<26} {spec.name:<42} {spec.memory_gib:>6g} GiB  {bandwidth:>10}  {power:>7}")
+    return EXIT_OK
+
+
+def _cmd_plugins(args: argparse.Namespace) -> int:
+    import json
+
+    registry = _load_registry(args)
+    shown = [info for info in registry.plugins if args.all or not info.builtin]
+    rows = []
+    for info in shown:
+        rules = sorted(code for code, entry in registry.rules.items() if entry.plugin.name == info.name)
+        rows.append({**info.as_dict(), "rules": rules})
+    if args.format == "json":
+        print(json.dumps(rows, indent=2))
+        return EXIT_OK
+    if not rows:
+        print("no plugins installed (rigcheck plugins --all includes the built-in ones)")
+    for row in rows:
+        print(
+            f"{row['name']} {row['version']}  hooks: {', '.join(row['hooks']) or '-'}  "
+            f"rules: {', '.join(row['rules']) or '-'}"
+        )
+    for fault in registry.faults:
+        print(f"! {fault.plugin} {fault.version}: failed in {fault.stage}: {fault.message}")
+    return EXIT_OK
+
+
+# -- helpers ------------------------------------------------------------------------------------------
+
+
+def _load_registry(args: argparse.Namespace) -> Any:
+    from rigcheck.core.plugin_manager import PluginHost
+
+    requested = getattr(args, "plugins", []) or []
+    blocked = [item[3:] for item in requested if item.startswith("no:")]
+    modules = [item for item in requested if not item.startswith("no:")]
+    return PluginHost(extra_modules=modules, blocked=blocked).load()
+
+
+def _renderer(registry: Any, name: str) -> Any:
+    from rigcheck.core.errors import UsageError
+    from rigcheck.core.fields import did_you_mean
+
+    entry = registry.formats.get(name)
+    if entry is None:
+        raise UsageError(
+            f"unknown format {name!r}{did_you_mean(name, registry.formats)}; "
+            f"formats: {', '.join(sorted(registry.formats))}"
+        )
+    return entry.load()
+
+
+def _codes(values: list[str]) -> tuple[str, ...]:
+    return tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
+
+
+def _color(args: argparse.Namespace) -> bool:
+    if args.color == "always":
+        return True
+    if args.color == "never" or os.environ.get("NO_COLOR") or args.output:
+        return False
+    return sys.stdout.isatty()
+
+
+def _render_options(args: argparse.Namespace) -> Any:
+    from rigcheck.core.render import RenderOptions
+
+    encoding = (getattr(sys.stdout, "encoding", None) or "").lower()
+    unicode = bool(args.output) or encoding.replace("-", "") in ("utf8", "utf16", "utf32")
+    return RenderOptions(color=_color(args), verbose=getattr(args, "verbose", False), unicode=unicode)
+
+
+def _emit(text: str, output: str | None) -> None:
+    if output:
+        with open(output, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()

@@ -1,0 +1,164 @@
+"""The resolved context checkers read: specs, catalog facts merged with rig overrides, positions.
+
+Building the context resolves every GPU name against the catalog (an unknown name is an error at
+its line) and merges the catalog's facts with the rig's own fields; the rig wins, so a user's
+power limit or card length replaces the reference card's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from rigcheck.core.catalog import Catalog, CatalogLookupError, GpuSpec
+from rigcheck.core.documents import SpecDocument, problem_at
+from rigcheck.core.errors import SpecError
+from rigcheck.core.facts import FactSection, load_rule_facts
+from rigcheck.core.findings import Location
+from rigcheck.core.models.rig import GpuGroup, NodeGroup, Rig
+from rigcheck.core.models.workload import Workload
+
+#: Rig fields of a GPU group that override the catalog fact of the same meaning.
+_OVERRIDES = {
+    "memory_gib": "memory_gib",
+    "power_limit_w": "tdp_w",
+    "length_mm": "length_mm",
+    "height_mm": "height_mm",
+    "slots": "slots",
+    "cooler": "cooler",
+}
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A value and where it came from (``"rig"`` or ``"catalog:<id>"``)."""
+
+    value: Any
+    origin: str
+
+
+@dataclass
+class GpuView:
+    """One GPU group of a node: the rig's fields over the catalog's facts."""
+
+    spec: GpuGroup
+    facts: GpuSpec
+    pointer: str
+
+    @property
+    def count(self) -> int:
+        return self.spec.count
+
+    def fact(self, rig_field: str) -> Fact:
+        """The rig's value of ``rig_field`` if given, else the catalog's equivalent."""
+        value = getattr(self.spec, rig_field, None)
+        if value is not None:
+            return Fact(value, "rig")
+        catalog_field = _OVERRIDES.get(rig_field, rig_field)
+        return Fact(getattr(self.facts, catalog_field, None), f"catalog:{self.facts.id}")
+
+    @property
+    def memory_gib(self) -> float:
+        return float(self.fact("memory_gib").value)
+
+    @property
+    def power_limit_w(self) -> float | None:
+        return self.fact("power_limit_w").value
+
+    @property
+    def label(self) -> str:
+        return f"{self.count}x {self.facts.name}"
+
+
+@dataclass
+class NodeView:
+    """A node group (``count`` identical nodes) with its GPUs resolved."""
+
+    spec: NodeGroup
+    index: int
+    pointer: str
+    gpus: list[GpuView] = field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        return self.spec.count
+
+    @property
+    def label(self) -> str:
+        name = self.spec.name or f"nodes[{self.index}]"
+        return f"node {name}" + (f" (x{self.count})" if self.count > 1 else "")
+
+    @property
+    def gpus_per_node(self) -> int:
+        return sum(gpu.count for gpu in self.gpus)
+
+    @property
+    def vram_gib_per_node(self) -> float:
+        return sum(gpu.count * gpu.memory_gib for gpu in self.gpus)
+
+
+class CheckContext:
+    """Everything a checker may read. Checkers must not change it."""
+
+    def __init__(
+        self,
+        rig_doc: SpecDocument,
+        workload_doc: SpecDocument | None,
+        catalog: Catalog,
+    ) -> None:
+        self.rig_doc = rig_doc
+        self.workload_doc = workload_doc
+        self.catalog = catalog
+        self.nodes = _resolve_nodes(rig_doc, catalog)
+
+    @property
+    def rig(self) -> Rig:
+        return self.rig_doc.model
+
+    @property
+    def workload(self) -> Workload | None:
+        return self.workload_doc.model if self.workload_doc is not None else None
+
+    @property
+    def documents(self) -> list[SpecDocument]:
+        return [doc for doc in (self.rig_doc, self.workload_doc) if doc is not None]
+
+    @cached_property
+    def subject(self) -> str:
+        """``"rig home-2x3090"`` or ``"home-2x3090 + qwen-1.8b-law-lora"``."""
+        if self.workload_doc is None:
+            return f"rig {self.rig.name}"
+        return f"{self.rig.name} + {self.workload_doc.model.name}"
+
+    def rig_at(self, pointer: str) -> Location:
+        """The location of a field of the rig spec (or of its nearest written ancestor)."""
+        return self.rig_doc.locate(pointer)
+
+    def workload_at(self, pointer: str) -> Location:
+        if self.workload_doc is None:
+            raise ValueError("no workload in this context")
+        return self.workload_doc.locate(pointer)
+
+    def facts(self, name: str) -> dict[str, FactSection]:
+        """Rule thresholds from ``specs/rules/NAME.yaml`` (each section with source and as_of)."""
+        return load_rule_facts(name)
+
+
+def _resolve_nodes(rig_doc: SpecDocument, catalog: Catalog) -> list[NodeView]:
+    views: list[NodeView] = []
+    problems = []
+    for index, group in enumerate(rig_doc.model.nodes):
+        view = NodeView(group, index, rig_doc.pointer("nodes", index))
+        for gpu_index, gpu in enumerate(group.gpus or ()):
+            pointer = rig_doc.pointer("nodes", index, "gpus", gpu_index)
+            try:
+                facts = catalog.lookup(gpu.model)
+            except CatalogLookupError as exc:
+                problems.append(problem_at(rig_doc, pointer + "/model", str(exc), code="SPEC013"))
+                continue
+            view.gpus.append(GpuView(gpu, facts, pointer))
+        views.append(view)
+    if problems:
+        raise SpecError(problems)
+    return views

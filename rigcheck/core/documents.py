@@ -1,0 +1,253 @@
+"""Spec files to validated models: ``load_spec(path)`` returns a :class:`SpecDocument`.
+
+Validation errors from pydantic are turned into :class:`~rigcheck.core.errors.Problem` records
+that name the file, line, column and JSON pointer of the field, with a did-you-mean suggestion
+for misspelt field names and enumerated values.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from dataclasses import dataclass
+from typing import Any, Union
+
+from pydantic import BaseModel, ValidationError
+
+from rigcheck.core.errors import Problem, SpecError
+from rigcheck.core.fields import did_you_mean
+from rigcheck.core.findings import Location
+from rigcheck.core.loader import YamlDocument, YamlTrap, load_yaml_file, load_yaml_text
+from rigcheck.core.positions import pointer_for_data_path, pointer_from_path
+
+KINDS = ("Rig", "Workload")
+
+
+@dataclass(slots=True)
+class SpecDocument:
+    """A validated spec with its source: the model plus the YAML it came from."""
+
+    yaml: YamlDocument
+    kind: str
+    model: Any  # Rig | Workload
+
+    @property
+    def path(self) -> str:
+        return self.yaml.path
+
+    @property
+    def name(self) -> str:
+        return self.model.name
+
+    @property
+    def sha256(self) -> str:
+        return self.yaml.sha256
+
+    @property
+    def traps(self) -> list[YamlTrap]:
+        return self.yaml.traps
+
+    def pointer(self, *path: str | int) -> str:
+        """The pointer into this file for a model path (``("nodes", 0, "gpus", 0)``)."""
+        return pointer_for_data_path(self.yaml.data, path)
+
+    def locate(self, pointer: str) -> Location:
+        """The location of ``pointer`` (or of its nearest written ancestor) in this file."""
+        _, mark = self.yaml.source_map.locate(pointer)
+        return Location(file=self.path, line=mark.line, column=mark.column, pointer=pointer)
+
+
+def load_spec(path: str, *, kind: str | None = None) -> SpecDocument:
+    """Read, parse and validate one spec file. Raises :class:`SpecError` with every problem found."""
+    return _validate(load_yaml_file(path), kind)
+
+
+def parse_spec(text: str, path: str = "<string>", *, kind: str | None = None) -> SpecDocument:
+    """Like :func:`load_spec`, for YAML text already in memory."""
+    return _validate(load_yaml_text(text, path), kind)
+
+
+def _validate(document: YamlDocument, expected: str | None) -> SpecDocument:
+    from rigcheck.core.models import SPEC_KINDS
+
+    data = document.data
+    kind = data.get("kind")
+    if not isinstance(kind, str) or kind not in SPEC_KINDS:
+        pointer = "/kind"
+        _, mark = document.source_map.locate(pointer if "kind" in data else "")
+        if kind is None:
+            message = (
+                "missing 'kind:'; a spec starts with apiVersion: rigcheck/v1 and kind: Rig or kind: Workload"
+            )
+        else:
+            message = f"kind {kind!r} is not Rig or Workload{did_you_mean(str(kind), KINDS)}"
+        raise SpecError(Problem(document.path, message, mark.line, mark.column, pointer, code="SPEC010"))
+    if expected is not None and kind != expected:
+        _, mark = document.source_map.locate("/kind")
+        raise SpecError(
+            Problem(
+                document.path,
+                f"expected a {expected} spec here, this file is a {kind}",
+                mark.line,
+                mark.column,
+                "/kind",
+                code="SPEC010",
+            )
+        )
+    model_class = SPEC_KINDS[kind]
+    try:
+        model = model_class.model_validate(data)
+    except ValidationError as exc:
+        raise SpecError(validation_problems(exc, document, model_class)) from None
+    return SpecDocument(document, kind, model)
+
+
+def validation_problems(
+    exc: ValidationError, document: YamlDocument, model_class: type[BaseModel]
+) -> list[Problem]:
+    """Turn pydantic errors into positioned problems, one per field, in file order."""
+    problems: dict[str, Problem] = {}
+    for error in exc.errors(include_url=False):
+        loc = _data_loc(document.data, error["loc"], error["type"])
+        pointer = pointer_for_data_path(document.data, loc)
+        if pointer in problems:
+            continue  # one message per field: union branches repeat the same complaint
+        message, code, at_key = _message(error, loc, model_class)
+        source_map = document.source_map
+        mark = source_map.key_mark(pointer) if at_key else source_map.value_mark(pointer)
+        if mark is None:
+            _, mark = source_map.locate(pointer)
+        problems[pointer] = Problem(document.path, message, mark.line, mark.column, pointer or "/", code)
+    return sorted(problems.values(), key=lambda problem: (problem.line, problem.column))
+
+
+def _data_loc(data: Any, loc: tuple[Any, ...], error_type: str) -> tuple[str | int, ...]:
+    """Drop the union-branch tags pydantic puts in ``loc`` (``'constrained-str'``, ``'int'``)."""
+    kept: list[str | int] = []
+    current = data
+    for position, step in enumerate(loc):
+        last = position == len(loc) - 1
+        if isinstance(step, int):
+            kept.append(step)
+            current = current[step] if isinstance(current, list) and 0 <= step < len(current) else current
+            continue
+        if isinstance(current, dict) and (
+            step in current or (last and error_type in ("missing", "extra_forbidden"))
+        ):
+            kept.append(step)
+            current = current.get(step)
+        # otherwise a union tag: skip it
+    return tuple(kept)
+
+
+_FRIENDLY = {
+    "int_parsing": "expected a whole number",
+    "int_type": "expected a whole number",
+    "int_from_float": "expected a whole number",
+    "float_parsing": "expected a number",
+    "float_type": "expected a number",
+    "bool_parsing": "expected true or false",
+    "bool_type": "expected true or false",
+    "string_type": "expected text",
+    "dict_type": "expected a mapping (key: value lines)",
+    "model_type": "expected a mapping (key: value lines)",
+    "model_attributes_type": "expected a mapping (key: value lines)",
+    "list_type": "expected a list",
+    "finite_number": "expected a finite number",
+}
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "nothing (null)"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _message(
+    error: dict[str, Any], loc: tuple[str | int, ...], model_class: type[BaseModel]
+) -> tuple[str, str, bool]:
+    kind = error["type"]
+    given = error.get("input")
+    if kind == "extra_forbidden":
+        name = str(loc[-1]) if loc else "?"
+        allowed = _field_names(model_class, loc[:-1])
+        return f"unknown field {name!r}{did_you_mean(name, allowed)}", "SPEC011", True
+    if kind == "missing":
+        name = str(loc[-1]) if loc else "?"
+        return f"missing required field {name!r}", "SPEC010", True
+    if kind == "literal_error":
+        expected = str(error.get("ctx", {}).get("expected", ""))
+        options = [part.strip(" '") for part in expected.replace(" or ", ", ").split(",") if part.strip()]
+        return (
+            f"expected {expected}, got {_describe(given)}{did_you_mean(str(given), options)}",
+            "SPEC010",
+            False,
+        )
+    if kind in ("value_error", "assertion_error"):
+        text = str(error.get("ctx", {}).get("error", error["msg"]))
+        return text, "SPEC010", False
+    friendly = _FRIENDLY.get(kind)
+    if friendly is not None:
+        return f"{friendly}, got {_describe(given)}", "SPEC010", False
+    text = error["msg"]
+    text = text[:1].lower() + text[1:]
+    text = text.replace("input should be", "must be")
+    return f"{text}, got {_describe(given)}", "SPEC010", False
+
+
+def _field_names(model_class: type[BaseModel], path: tuple[str | int, ...]) -> list[str]:
+    """Field names (aliases where set) of the model found at ``path`` below ``model_class``."""
+    current: Any = model_class
+    for step in path:
+        current = _unwrap(current, want_list=isinstance(step, int))
+        if isinstance(step, int):
+            continue
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+            return []
+        field = _find_field(current, step)
+        if field is None:
+            return []
+        current = field.annotation
+    current = _unwrap(current, want_list=False)
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        return [info.alias or name for name, info in current.model_fields.items()]
+    return []
+
+
+def _find_field(model: type[BaseModel], name: str) -> Any:
+    for field_name, info in model.model_fields.items():
+        if name in (field_name, info.alias):
+            return info
+    return None
+
+
+def _unwrap(annotation: Any, *, want_list: bool) -> Any:
+    """Peel Annotated, Optional/Union and (for an index step) list down to the interesting type."""
+    for _ in range(8):
+        origin = typing.get_origin(annotation)
+        args = typing.get_args(annotation)
+        if origin is typing.Annotated:
+            annotation = args[0]
+        elif origin in (Union, types.UnionType):
+            candidates = [arg for arg in args if arg is not type(None)]
+            preferred = [arg for arg in candidates if (typing.get_origin(arg) is list) == want_list]
+            annotation = (preferred or candidates)[0]
+        elif origin is list and want_list:
+            return _unwrap(args[0], want_list=False)
+        else:
+            return annotation
+    return annotation
+
+
+def problem_at(document: SpecDocument, pointer: str, message: str, code: str = "SPEC010") -> Problem:
+    """A problem positioned at ``pointer`` of ``document`` (for errors found after validation)."""
+    location = document.locate(pointer)
+    return Problem(document.path, message, location.line or 1, location.column or 1, pointer, code)
+
+
+__all__ = ["Location", "SpecDocument", "load_spec", "parse_spec", "pointer_from_path", "problem_at"]

@@ -1,0 +1,319 @@
+"""Running checkers with fault isolation, and turning their findings into one report.
+
+Each checker runs under a time limit. One that raises, hangs, or yields something that is not a
+finding of its own rules is reported as an ``ENGINE`` fail finding (with its plugin's name and
+version) and the other checkers still run (DESIGN.md section 5).
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, TypeVar
+
+from rigcheck.core.catalog import Catalog, load_catalog_file
+from rigcheck.core.context import CheckContext
+from rigcheck.core.documents import SpecDocument
+from rigcheck.core.engine_rules import (
+    CHECKER_CRASHED,
+    CHECKER_INVALID_RESULT,
+    CHECKER_TIMED_OUT,
+    PLUGIN_FAILED_TO_LOAD,
+)
+from rigcheck.core.findings import Finding, Severity, worst
+from rigcheck.core.registry import CheckerEntry, PluginFault, Registry
+from rigcheck.core.report import (
+    CheckerRun,
+    InputFile,
+    PluginRecord,
+    Report,
+    Summary,
+    Timings,
+    ToolInfo,
+)
+from rigcheck.core.rules import Rule, matches
+
+T = TypeVar("T")
+
+DEFAULT_TIMEOUT_S = 10.0
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What the user chose: rule selection (ruff-style selectors) and the exit threshold."""
+
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    fail_on: Severity = Severity.FAIL
+    timeout_s: float = DEFAULT_TIMEOUT_S
+
+    def selected(self, code: str) -> bool:
+        if code.startswith("ENGINE"):
+            return True  # faults are never hidden: a crashed checker is not a pass
+        if self.select and not matches(code, self.select):
+            return False
+        return not matches(code, self.ignore)
+
+
+class CheckerTimeout(BaseException):
+    """Raised inside a checker that ran past its limit (a BaseException, so ``except Exception`` in
+    plugin code does not swallow it)."""
+
+
+def call_with_timeout(function: Callable[[], T], seconds: float | None) -> T:
+    """Run ``function()``; raise :class:`CheckerTimeout` if it takes longer than ``seconds``.
+
+    On the main thread of a POSIX process an interval timer interrupts the checker, which costs
+    microseconds; elsewhere the checker runs in a daemon thread that is abandoned on timeout.
+    """
+    if not seconds or seconds <= 0:
+        return function()
+    if hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread():
+
+        def on_alarm(signum: int, frame: Any) -> None:
+            raise CheckerTimeout()
+
+        previous = signal.signal(signal.SIGALRM, on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        try:
+            return function()
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = function()
+        except BaseException as exc:  # handed back to the caller below
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=target, name="rigcheck-checker", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        raise CheckerTimeout()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def build_catalog(registry: Registry) -> Catalog:
+    """The built-in catalog plus plugin entries; a bad plugin entry becomes a plugin fault."""
+    from rigcheck._resources import hardware_file
+
+    catalog = Catalog()
+    load_catalog_file(str(hardware_file("gpus.yaml")), catalog)
+    for entry, plugin, override in registry.catalog_entries:
+        try:
+            catalog.add(entry, origin=f"plugin {plugin.name}", override=override)
+        except Exception as exc:
+            registry.faults.append(
+                PluginFault(plugin.name, plugin.version, "rigcheck_catalog", str(exc).splitlines()[0])
+            )
+    return catalog
+
+
+def run_checks(
+    rig_doc: SpecDocument,
+    workload_doc: SpecDocument | None,
+    registry: Registry,
+    catalog: Catalog,
+    options: RunOptions | None = None,
+    *,
+    load_ms: float = 0.0,
+) -> Report:
+    """Check one rig (and optionally one workload) with every registered checker."""
+    options = options or RunOptions()
+    started = time.perf_counter()
+    ctx = CheckContext(rig_doc, workload_doc, catalog)
+    findings: list[Finding] = [_fault_finding(fault, ctx) for fault in registry.faults]
+    runs: list[CheckerRun] = []
+    for entry in registry.checkers:
+        run, produced = _run_one(entry, ctx, options)
+        runs.append(run)
+        findings.extend(produced)
+    check_ms = (time.perf_counter() - started) * 1000
+    return _report(ctx, registry, findings, runs, options, load_ms, check_ms)
+
+
+def _run_one(entry: CheckerEntry, ctx: CheckContext, options: RunOptions) -> tuple[CheckerRun, list[Finding]]:
+    checker, plugin = entry.checker, entry.plugin
+    codes = {rule.code for rule in checker.rules}
+
+    def status(name: str, reason: str | None, produced: list[Finding], elapsed_ms: float = 0.0) -> CheckerRun:
+        return CheckerRun(
+            name=checker.name,
+            plugin=plugin.name,
+            status=name,
+            findings=len(produced),
+            duration_ms=round(elapsed_ms, 3),
+            reason=reason,
+        )
+
+    if not any(options.selected(code) for code in codes):
+        return status("deselected", "none of its rules is selected", []), []
+    if getattr(checker, "needs_workload", False) and ctx.workload_doc is None:
+        return status("skipped", "needs a workload; only a rig was given", []), []
+
+    who = f"checker {checker.name} (plugin {plugin.name} {plugin.version})"
+    timeout = getattr(checker, "timeout_s", None) or options.timeout_s
+
+    def fault(rule: Rule, message: str, fix: str, **details: Any) -> Finding:
+        evidence = {
+            "checker": checker.name,
+            "plugin": plugin.name,
+            "plugin_version": plugin.version,
+            "rules": sorted(codes),
+            **details,
+        }
+        finding = rule.failed(
+            f"{who} {message}", location=ctx.rig_at(""), subject=ctx.subject, evidence=evidence, fix=fix
+        )
+        return _stamp(finding, checker.name, plugin.name)
+
+    def collect() -> list[Any]:
+        result = checker.check(ctx)
+        return [] if result is None else list(result)
+
+    started = time.perf_counter()
+    try:
+        items = call_with_timeout(collect, timeout)
+    except CheckerTimeout:
+        produced = [
+            fault(
+                CHECKER_TIMED_OUT,
+                f"did not finish within {timeout:g} s; its rules were not checked",
+                f"report the hang to the authors of {plugin.name}, or turn it off with -p no:{plugin.name}",
+                timeout_s=timeout,
+            )
+        ]
+        return status("timed-out", f"timed out after {timeout:g} s", produced, _ms(started)), produced
+    except Exception as exc:  # a checker's bug must not take the run down
+        _debug_traceback(exc)
+        reason = f"{type(exc).__name__}: {exc}"
+        produced = [
+            fault(
+                CHECKER_CRASHED,
+                f"raised {reason}; its rules were not checked",
+                f"report the error to the authors of {plugin.name} (RIGCHECK_DEBUG=1 shows where it "
+                f"failed), or turn it off with -p no:{plugin.name}",
+                exception=type(exc).__name__,
+                detail=str(exc)[:500],
+            )
+        ]
+        return status("crashed", reason, produced, _ms(started)), produced
+
+    produced = []
+    invalid: list[str] = []
+    for item in items:
+        if not isinstance(item, Finding):
+            invalid.append(f"yielded {type(item).__name__} {str(item)[:80]!r}, not a rigcheck.Finding")
+        elif item.code not in codes:
+            invalid.append(f"yielded a finding of rule {item.code}, which it does not declare")
+        elif options.selected(item.code):
+            produced.append(_stamp(item, checker.name, plugin.name))
+    if not invalid:
+        return status("ran", None, produced, _ms(started)), produced
+    more = f" (and {len(invalid) - 1} more)" if len(invalid) > 1 else ""
+    produced.append(
+        fault(
+            CHECKER_INVALID_RESULT,
+            invalid[0] + more,
+            "build findings with the checker's own rules: RULE.failed(message, location=..., evidence=...)",
+            problems=invalid[:10],
+        )
+    )
+    return status("invalid-result", invalid[0], produced, _ms(started)), produced
+
+
+def _ms(started: float) -> float:
+    return (time.perf_counter() - started) * 1000
+
+
+def _stamp(finding: Finding, checker: str, plugin: str) -> Finding:
+    return finding.model_copy(update={"checker": checker, "plugin": plugin})
+
+
+def _fault_finding(fault: PluginFault, ctx: CheckContext) -> Finding:
+    finding = PLUGIN_FAILED_TO_LOAD.failed(
+        f"plugin {fault.plugin} {fault.version} failed in {fault.stage}: {fault.message}; its checkers did not run",
+        location=ctx.rig_at(""),
+        subject=ctx.subject,
+        evidence={
+            "plugin": fault.plugin,
+            "plugin_version": fault.version,
+            "stage": fault.stage,
+            "detail": fault.message,
+        },
+        fix=f"fix or upgrade the plugin, or block it with -p no:{fault.plugin}",
+    )
+    return _stamp(finding, "engine", fault.plugin)
+
+
+def _debug_traceback(exc: BaseException) -> None:
+    import os
+
+    if os.environ.get("RIGCHECK_DEBUG"):
+        import sys
+        import traceback
+
+        traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+
+
+def summarize(findings: Sequence[Finding]) -> Summary:
+    counts = {severity: 0 for severity in Severity}
+    for finding in findings:
+        counts[finding.severity] += 1
+    return Summary(
+        passed=counts[Severity.PASS],
+        skipped=counts[Severity.SKIP],
+        warned=counts[Severity.WARN],
+        failed=counts[Severity.FAIL],
+    )
+
+
+def exit_code_for(findings: Sequence[Finding], fail_on: Severity) -> int:
+    """1 when any finding is at or above the threshold, else 0."""
+    return int(any(finding.severity.rank >= fail_on.rank for finding in findings))
+
+
+def _report(
+    ctx: CheckContext,
+    registry: Registry,
+    findings: list[Finding],
+    runs: list[CheckerRun],
+    options: RunOptions,
+    load_ms: float,
+    check_ms: float,
+) -> Report:
+    from rigcheck import __plugin_api__, __version__
+
+    verdict = worst([finding.severity for finding in findings])
+    if verdict is Severity.SKIP:
+        verdict = Severity.PASS
+    return Report(
+        tool=ToolInfo(version=__version__, plugin_api=__plugin_api__),
+        subject=ctx.subject,
+        verdict=verdict.value,
+        fail_on=options.fail_on.value,
+        exit_code=exit_code_for(findings, options.fail_on),
+        summary=summarize(findings),
+        findings=findings,
+        checkers=runs,
+        inputs=[
+            InputFile(path=doc.path, kind=doc.kind, name=doc.name, sha256=doc.sha256) for doc in ctx.documents
+        ],
+        plugins=[
+            PluginRecord(name=info.name, version=info.version, builtin=info.builtin)
+            for info in registry.plugins
+        ],
+        timings=Timings(
+            load_ms=round(load_ms, 3), check_ms=round(check_ms, 3), total_ms=round(load_ms + check_ms, 3)
+        ),
+        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    )

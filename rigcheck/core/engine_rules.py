@@ -1,0 +1,75 @@
+"""The engine's own rules: faults of plugins and checkers, reported as findings of their own."""
+
+from __future__ import annotations
+
+from rigcheck.core.findings import Severity
+from rigcheck.core.rules import Rule, RuleDocs
+
+_REFS = ("DESIGN.md section 5: a checker that raises is reported as a fail finding; the others still run",)
+
+CHECKER_CRASHED = Rule(
+    code="ENGINE001",
+    name="checker-crashed",
+    summary="A checker raised an exception; its rules were not checked",
+    severity=Severity.FAIL,
+    docs=RuleDocs(
+        what="Reports a checker (built-in or from a plugin) that raised an exception while checking.",
+        why="A crashed checker has checked nothing. Counting it as a pass would hide exactly the problems it "
+        "exists to find, so the run reports a failure and goes on with the other checkers.",
+        example="```\n✗ ENGINE001 checker rack-power (plugin rigcheck-rack-power 1.2.0) raised KeyError: 'site'\n```",
+        fix="Upgrade or fix the plugin named in the finding, or turn it off with `-p no:NAME` and report the bug "
+        "to its authors with the traceback from `RIGCHECK_DEBUG=1`.",
+        references=_REFS,
+    ),
+)
+
+CHECKER_TIMED_OUT = Rule(
+    code="ENGINE002",
+    name="checker-timed-out",
+    summary="A checker ran past its time limit; its rules were not checked",
+    severity=Severity.FAIL,
+    docs=RuleDocs(
+        what="Reports a checker that did not finish within its time limit (10 s unless the checker sets "
+        "`timeout_s`, or `--timeout` says otherwise).",
+        why="A linter in pre-commit and CI must finish. A hung checker is stopped, reported, and the run goes on.",
+        example="```\n✗ ENGINE002 checker slow-policy (plugin acme-policy 0.3) did not finish within 10.0 s\n```",
+        fix="Find the loop or blocking call in the plugin (checkers must not do I/O), or raise `--timeout` if the "
+        "checker is legitimately slow on a very large rig.",
+        references=_REFS,
+    ),
+)
+
+CHECKER_INVALID_RESULT = Rule(
+    code="ENGINE003",
+    name="checker-returned-invalid-result",
+    summary="A checker yielded something that is not a finding of one of its own rules",
+    severity=Severity.FAIL,
+    docs=RuleDocs(
+        what="Reports a checker whose `check()` returned a non-iterable, yielded an object that is not a "
+        "`rigcheck.Finding`, or a finding with a rule code the checker did not declare.",
+        why="Findings drive exit codes, suppressions and machine-readable reports; one that cannot be trusted "
+        "is dropped and reported rather than guessed at.",
+        example="```\n✗ ENGINE003 checker gpu-policy (plugin acme 0.1) yielded a dict, not a rigcheck.Finding\n```",
+        fix="Build findings with the checker's own rules: `RULE.failed(message, location=..., evidence=...)`.",
+        references=_REFS,
+    ),
+)
+
+PLUGIN_FAILED_TO_LOAD = Rule(
+    code="ENGINE004",
+    name="plugin-failed-to-load",
+    summary="An installed plugin could not be imported or its registration hook raised",
+    severity=Severity.FAIL,
+    docs=RuleDocs(
+        what="Reports an installed plugin (entry-point group `rigcheck`) that failed to import, or whose "
+        "registration hook raised.",
+        why="Its checkers did not run. The run goes on with the other plugins, and says what is missing.",
+        example="```\n✗ ENGINE004 plugin rigcheck-site-policy 0.2.0 failed in import: ModuleNotFoundError: "
+        "No module named 'requests'\n```",
+        fix="Install the plugin's missing dependency, upgrade the plugin, or block it with `-p no:NAME` or "
+        "`RIGCHECK_DISABLE_PLUGIN_AUTOLOAD=1`.",
+        references=("datasette and pytest load plugins from entry points the same way",),
+    ),
+)
+
+ENGINE_RULES = (CHECKER_CRASHED, CHECKER_TIMED_OUT, CHECKER_INVALID_RESULT, PLUGIN_FAILED_TO_LOAD)

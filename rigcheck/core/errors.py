@@ -1,0 +1,59 @@
+"""Errors that stop a run: bad input (exit code 2), each naming file, line, column and field."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One thing wrong with an input file, at a position.
+
+    ``code`` is a rule code (``SPEC010``, ...) so that ``rigcheck explain CODE`` tells more.
+    """
+
+    file: str
+    message: str
+    line: int = 1
+    column: int = 1
+    pointer: str = ""
+    code: str = "SPEC010"
+
+    def format(self) -> str:
+        where = f"{self.file}:{self.line}:{self.column}"
+        field = f" {self.pointer}:" if self.pointer else ""
+        return f"{where}: error:{field} {self.message} [{self.code}]"
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "code": self.code,
+            "message": self.message,
+            "location": {
+                "file": self.file,
+                "line": self.line,
+                "column": self.column,
+                "pointer": self.pointer,
+            },
+        }
+
+
+class RigcheckError(Exception):
+    """Base class of the errors rigcheck reports to the user without a traceback."""
+
+    exit_code = 2
+
+
+class SpecError(RigcheckError):
+    """An input file that cannot be read, parsed or validated. Carries one or more problems."""
+
+    def __init__(self, problems: list[Problem] | Problem) -> None:
+        self.problems = [problems] if isinstance(problems, Problem) else list(problems)
+        super().__init__("\n".join(problem.format() for problem in self.problems))
+
+
+class UsageError(RigcheckError):
+    """A command line or configuration that rigcheck cannot act on."""
+
+
+class PluginError(RigcheckError):
+    """A plugin that cannot be used at all: a misspelt hook, a duplicate rule code."""

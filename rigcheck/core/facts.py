@@ -1,0 +1,73 @@
+"""Thresholds and constants that rules use, read from versioned YAML with sources.
+
+Each file under ``specs/rules/`` holds named sections; every section carries ``source`` and
+``as_of`` next to its numbers, so a finding can cite where its threshold came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+from rigcheck.core.errors import Problem, SpecError
+
+
+class FactSection(Mapping[str, Any]):
+    """One section of a rule-facts file: its values plus ``source`` and ``as_of``."""
+
+    def __init__(self, name: str, values: dict[str, Any], path: str) -> None:
+        self.name = name
+        self.path = path
+        self._values = values
+
+    def __getitem__(self, key: str) -> Any:
+        try:
+            return self._values[key]
+        except KeyError:
+            raise KeyError(f"{self.path}: section {self.name!r} has no {key!r}") from None
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    @property
+    def source(self) -> str:
+        return str(self._values["source"])
+
+    @property
+    def as_of(self) -> str:
+        return str(self._values["as_of"])
+
+    def cite(self) -> dict[str, str]:
+        """``{"source": ..., "as_of": ...}`` for a finding's evidence."""
+        return {"source": self.source, "as_of": self.as_of}
+
+
+@cache
+def load_rule_facts(name: str) -> dict[str, FactSection]:
+    """Read ``specs/rules/NAME.yaml`` once per process."""
+    from rigcheck._resources import rules_data_file
+    from rigcheck.core.loader import load_yaml_file
+
+    path = str(rules_data_file(f"{name}.yaml"))
+    document = load_yaml_file(path)
+    sections: dict[str, FactSection] = {}
+    for key, values in document.data.items():
+        if key == "schema_version":
+            continue
+        if not isinstance(values, dict) or "source" not in values or "as_of" not in values:
+            _, mark = document.source_map.locate(f"/{key}")
+            raise SpecError(
+                Problem(
+                    path,
+                    f"section {key!r} needs source: and as_of: next to its values",
+                    mark.line,
+                    mark.column,
+                    f"/{key}",
+                )
+            )
+        sections[key] = FactSection(key, values, path)
+    return sections

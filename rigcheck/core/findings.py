@@ -1,0 +1,68 @@
+"""Findings: what a checker says about one rule and one subject, with the numbers behind it."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Severity(str, Enum):
+    """How a finding came out. ``skip`` means the rule could not be checked (a fact is missing)."""
+
+    PASS = "pass"
+    SKIP = "skip"
+    WARN = "warn"
+    FAIL = "fail"
+
+    @property
+    def rank(self) -> int:
+        return _RANK[self]
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_RANK = {Severity.PASS: 0, Severity.SKIP: 1, Severity.WARN: 2, Severity.FAIL: 3}
+
+
+def worst(severities: list[Severity] | tuple[Severity, ...]) -> Severity:
+    return max(severities, key=_RANK.__getitem__, default=Severity.PASS)
+
+
+class Location(BaseModel):
+    """A place in a spec file: 1-based line and column, and the JSON pointer of the field."""
+
+    model_config = ConfigDict(frozen=True)
+
+    file: str | None = Field(None, description="Path of the spec file, as given on the command line.")
+    line: int | None = Field(None, ge=1)
+    column: int | None = Field(None, ge=1)
+    pointer: str = Field("", description="RFC 6901 JSON pointer of the field, '' for the whole document.")
+
+
+class Finding(BaseModel):
+    """One verdict of one rule on one subject."""
+
+    model_config = ConfigDict(frozen=True)
+
+    code: str = Field(description="Stable rule code, e.g. PLT001.")
+    name: str = Field("", description="The rule's kebab-case name.")
+    severity: Severity
+    message: str = Field(description="One line, with the numbers compared.")
+    evidence: dict[str, Any] = Field(
+        default_factory=dict, description="The formula's inputs and outputs, and where facts came from."
+    )
+    fix: str | None = Field(None, description="What to change, concretely.")
+    location: Location | None = None
+    related: tuple[Location, ...] = Field((), description="Other places the finding involves.")
+    checker: str = Field("", description="The checker that produced the finding.")
+    plugin: str = Field("", description="The plugin that registered the checker.")
+    subject: str | None = Field(
+        None, description="What was checked: a node group, a rig, a rig and workload pair."
+    )
+
+    @property
+    def line(self) -> int | None:
+        return self.location.line if self.location else None

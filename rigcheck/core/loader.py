@@ -1,0 +1,512 @@
+"""Safe YAML to plain data, with the position of every key and value and the YAML traps found.
+
+How it reads a file:
+
+* libyaml's C parser composes the node graph when it is installed (PyYAML's pure-Python parser
+  otherwise); rigcheck then builds plain ``dict``/``list``/scalars itself, so that it can record
+  a :class:`~rigcheck.core.positions.SourceMap` and refuse anything unsafe.
+* Plain scalars are resolved with the YAML 1.2 core schema (https://yaml.org/spec/1.2.2/#1032-tag-resolution),
+  so ``1e9`` and ``5.0e8`` are the numbers the user meant (PyYAML's YAML 1.1 rules load them as
+  strings) and ``yes``/``on``/``no`` stay strings. ``1_000_000`` is read as a number as well.
+* YAML traps become records (:class:`YamlTrap`) that the ``SPEC`` checker reports: duplicate keys
+  (YAML loaders silently keep the last one), YAML 1.1 booleans (``on``/``yes``/``no``: true or
+  false to PyYAML and most YAML 1.1 tools, strings under YAML 1.2) and octal-looking numbers
+  (``0755`` is 493 to YAML 1.1 tools, 755 here).
+* What cannot be read safely stops with a :class:`~rigcheck.core.errors.SpecError`: tags other
+  than the core ones (``!!python/object``...), alias expansion past a budget (the "billion
+  laughs" bomb), recursive aliases, files that are binary, not UTF-8, empty, too big or too deep.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.resolver import BaseResolver
+
+from rigcheck.core.errors import Problem, SpecError
+from rigcheck.core.positions import Mark, SourceMap, join_pointer
+
+try:  # libyaml's C parser, about ten times faster than the pure-Python one
+    from yaml.cyaml import CParser as _Parser
+except ImportError:  # pragma: no cover - depends on how PyYAML was built
+    from yaml.parser import Parser as _PyParser
+    from yaml.reader import Reader
+    from yaml.scanner import Scanner
+
+    class _Parser(Reader, Scanner, _PyParser):  # type: ignore[no-redef]
+        def __init__(self, stream: str) -> None:
+            Reader.__init__(self, stream)
+            Scanner.__init__(self)
+            _PyParser.__init__(self)
+
+    from yaml.composer import Composer as _Composer
+else:
+    _Composer = None
+
+#: Files larger than this are refused before they are read (``RIGCHECK_MAX_SPEC_BYTES`` overrides).
+MAX_FILE_BYTES = 32 * 1024 * 1024
+#: Mappings and lists nested deeper than this are refused; real specs nest fewer than ten levels.
+MAX_DEPTH = 64
+#: Aliases may expand the document to at most ``factor x (nodes written) + floor`` nodes.
+ALIAS_EXPANSION_FACTOR = 10
+ALIAS_EXPANSION_FLOOR = 10_000
+
+_TAG = "tag:yaml.org,2002:"
+STR, INT, FLOAT, BOOL, NULL = _TAG + "str", _TAG + "int", _TAG + "float", _TAG + "bool", _TAG + "null"
+MAP, SEQ, MERGE, TIMESTAMP = _TAG + "map", _TAG + "seq", _TAG + "merge", _TAG + "timestamp"
+_YAML11_BOOL = "tag:rigcheck,2026:yaml11-bool"
+_OCTAL_LIKE = "tag:rigcheck,2026:octal-like"
+_SAFE_TAGS = frozenset({STR, INT, FLOAT, BOOL, NULL, MAP, SEQ, MERGE, TIMESTAMP, _YAML11_BOOL, _OCTAL_LIKE})
+
+_INT_RE = re.compile(r"[-+]?[0-9][0-9_]*\Z")
+_OCTAL_LIKE_RE = re.compile(r"[-+]?0[0-9_]+\Z")
+_HEX_RE = re.compile(r"0x[0-9a-fA-F]+\Z")
+_OCT_RE = re.compile(r"0o[0-7]+\Z")
+_FLOAT_RE = re.compile(r"[-+]?(?:\.[0-9]+|[0-9][0-9_]*(?:\.[0-9_]*)?)(?:[eE][-+]?[0-9]+)?\Z")
+_INF_RE = re.compile(r"[-+]?\.(?:inf|Inf|INF)\Z")
+_NAN_RE = re.compile(r"\.(?:nan|NaN|NAN)\Z")
+_NULLS = frozenset({"", "~", "null", "Null", "NULL"})
+_TRUE12 = frozenset({"true", "True", "TRUE"})
+_FALSE12 = frozenset({"false", "False", "FALSE"})
+#: What PyYAML (YAML 1.1) reads as booleans beyond YAML 1.2's true/false.
+YAML11_TRUE = frozenset({"yes", "Yes", "YES", "on", "On", "ON"})
+YAML11_FALSE = frozenset({"no", "No", "NO", "off", "Off", "OFF"})
+
+
+@dataclass(frozen=True, slots=True)
+class YamlTrap:
+    """A YAML construct that loaded, but probably not as the author meant."""
+
+    code: str
+    pointer: str
+    mark: Mark
+    message: str
+    fix: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class YamlDocument:
+    """One YAML file as plain data, with where everything is and what looked wrong."""
+
+    path: str
+    data: Any
+    source_map: SourceMap
+    text: str
+    sha256: str
+    traps: list[YamlTrap] = field(default_factory=list)
+
+
+class _Yaml12Resolver(BaseResolver):
+    """Resolves plain scalars by the YAML 1.2 core schema and marks YAML 1.1 look-alikes."""
+
+    def resolve(self, kind: type, value: Any, implicit: tuple[bool, bool]) -> str:
+        if kind is ScalarNode:
+            if not implicit[0]:  # quoted: always a string
+                return STR
+            return resolve_plain_scalar(value)
+        return SEQ if kind is SequenceNode else MAP
+
+
+def resolve_plain_scalar(value: str) -> str:
+    """The tag of an unquoted scalar under YAML 1.2's core schema (plus rigcheck's trap tags)."""
+    if value in _NULLS:
+        return NULL
+    if value in _TRUE12 or value in _FALSE12:
+        return BOOL
+    if value in YAML11_TRUE or value in YAML11_FALSE:
+        return _YAML11_BOOL
+    if value == "<<":
+        return MERGE
+    first = value[0]
+    if first.isdigit() or first in "+-.":
+        if _OCTAL_LIKE_RE.match(value) and value.lstrip("+-").rstrip("_") not in ("0",):
+            return _OCTAL_LIKE
+        if _INT_RE.match(value) or _HEX_RE.match(value) or _OCT_RE.match(value):
+            return INT
+        if _FLOAT_RE.match(value) or _INF_RE.match(value) or _NAN_RE.match(value):
+            return FLOAT
+    return STR
+
+
+if _Composer is None:
+
+    class _Loader(_Parser, _Yaml12Resolver):  # type: ignore[misc,valid-type]
+        def __init__(self, stream: str) -> None:
+            _Parser.__init__(self, stream)
+            _Yaml12Resolver.__init__(self)
+
+else:  # pragma: no cover - pure-Python PyYAML
+
+    class _Loader(_Parser, _Composer, _Yaml12Resolver):  # type: ignore[misc,valid-type,no-redef]
+        def __init__(self, stream: str) -> None:
+            _Parser.__init__(self, stream)
+            _Composer.__init__(self)
+            _Yaml12Resolver.__init__(self)
+
+
+def _mark(node: Node) -> Mark:
+    return Mark(node.start_mark.line + 1, node.start_mark.column + 1)
+
+
+def max_file_bytes() -> int:
+    override = os.environ.get("RIGCHECK_MAX_SPEC_BYTES")
+    return int(override) if override and override.isdigit() else MAX_FILE_BYTES
+
+
+def read_spec_text(path: str) -> tuple[str, str]:
+    """Read a spec file as text; return ``(text, sha256 of the bytes)``. Refuses binary and huge files."""
+    try:
+        size = os.path.getsize(path)
+    except OSError as exc:
+        raise SpecError(
+            Problem(path, f"cannot read the file: {exc.strerror or exc}", code="SPEC012")
+        ) from None
+    limit = max_file_bytes()
+    if size > limit:
+        raise SpecError(
+            Problem(path, f"file is {size:,} bytes; specs are limited to {limit:,} bytes", code="SPEC012")
+        )
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(limit + 1)
+    except OSError as exc:
+        raise SpecError(
+            Problem(path, f"cannot read the file: {exc.strerror or exc}", code="SPEC012")
+        ) from None
+    return decode_spec_bytes(raw, path), hashlib.sha256(raw).hexdigest()
+
+
+def decode_spec_bytes(raw: bytes, path: str) -> str:
+    utf16 = raw.startswith((b"\xff\xfe", b"\xfe\xff"))
+    if b"\x00" in raw[:8192] and not utf16:
+        raise SpecError(Problem(path, "this is a binary file, not a YAML spec", code="SPEC012"))
+    encoding = "utf-16" if utf16 else "utf-8-sig"
+    try:
+        return raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise SpecError(
+            Problem(
+                path,
+                f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at offset {exc.start}; save the file as UTF-8",
+                line=line,
+                code="SPEC012",
+            )
+        ) from None
+
+
+def load_yaml_file(path: str) -> YamlDocument:
+    """Read and load one spec file. Raises :class:`SpecError` for anything that is not safe YAML data."""
+    text, digest = read_spec_text(path)
+    return load_yaml_text(text, path, sha256=digest)
+
+
+def load_yaml_text(text: str, path: str = "<string>", *, sha256: str | None = None) -> YamlDocument:
+    """Load YAML text that holds one document with a mapping at its top."""
+    if sha256 is None:
+        sha256 = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    root = _compose(text, path)
+    if root is None:
+        raise SpecError(
+            Problem(path, "the file is empty: a spec needs apiVersion, kind and name", code="SPEC012")
+        )
+    if not isinstance(root, MappingNode):
+        what = "a list" if isinstance(root, SequenceNode) else f"the scalar {str(root.value)[:40]!r}"
+        raise SpecError(
+            Problem(
+                path,
+                f"expected a mapping (key: value lines) at the top of the file, found {what}",
+                *_line_col(root),
+                code="SPEC012",
+            )
+        )
+    builder = _Builder(path)
+    builder.check_expansion(root)
+    data = builder.build(root, "", 0)
+    return YamlDocument(path, data, builder.source_map, text, sha256, builder.traps)
+
+
+def _line_col(node: Node) -> tuple[int, int]:
+    mark = _mark(node)
+    return mark.line, mark.column
+
+
+def _compose(text: str, path: str) -> Node | None:
+    loader = _Loader(text)
+    try:
+        return loader.get_single_node()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+        reason = " ".join(part for part in (exc.context, exc.problem) if part)
+        if "expected a single document" in reason:
+            reason = "the file holds several YAML documents (---); rigcheck reads one spec per file"
+        else:
+            reason = f"not valid YAML: {reason}"
+        raise SpecError(Problem(path, reason, line, column, code="SPEC012")) from None
+    except yaml.YAMLError as exc:
+        raise SpecError(Problem(path, f"not valid YAML: {exc}", code="SPEC012")) from None
+    except RecursionError:
+        raise SpecError(
+            Problem(path, f"the YAML nests deeper than rigcheck reads ({MAX_DEPTH} levels)", code="SPEC012")
+        ) from None
+    finally:
+        loader.dispose()
+
+
+class _Builder:
+    """Builds plain data from composed nodes, recording positions and traps."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.source_map = SourceMap(path)
+        self.traps: list[YamlTrap] = []
+
+    # -- safety ---------------------------------------------------------------------------------
+
+    def check_expansion(self, root: Node) -> None:
+        """Refuse alias graphs that expand far beyond what was written (billion laughs)."""
+        written: set[int] = set()
+        sizes: dict[int, int] = {}
+        in_progress: set[int] = set()
+        has_alias = False
+
+        def size(node: Node, depth: int) -> int:
+            nonlocal has_alias
+            key = id(node)
+            if key in sizes:
+                has_alias = True
+                return sizes[key]
+            if key in in_progress:
+                line, column = _line_col(node)
+                raise SpecError(
+                    Problem(
+                        self.path,
+                        "a YAML alias refers to its own anchor (recursive data)",
+                        line,
+                        column,
+                        code="SPEC005",
+                    )
+                )
+            if depth > MAX_DEPTH:
+                line, column = _line_col(node)
+                raise SpecError(
+                    Problem(
+                        self.path,
+                        f"the YAML nests deeper than {MAX_DEPTH} levels",
+                        line,
+                        column,
+                        code="SPEC012",
+                    )
+                )
+            written.add(key)
+            total = 1
+            if isinstance(node, MappingNode):
+                in_progress.add(key)
+                for key_node, value_node in node.value:
+                    total += size(key_node, depth + 1) + size(value_node, depth + 1)
+                in_progress.discard(key)
+            elif isinstance(node, SequenceNode):
+                in_progress.add(key)
+                for item in node.value:
+                    total += size(item, depth + 1)
+                in_progress.discard(key)
+            sizes[key] = total
+            return total
+
+        expanded = size(root, 0)
+        budget = ALIAS_EXPANSION_FACTOR * len(written) + ALIAS_EXPANSION_FLOOR
+        if has_alias and expanded > budget:
+            raise SpecError(
+                Problem(
+                    self.path,
+                    f"aliases expand {len(written):,} written YAML nodes to {expanded:,} "
+                    f"(budget {budget:,}): refusing a possible alias bomb; write the values out "
+                    f"or use fewer nested aliases",
+                    code="SPEC005",
+                )
+            )
+
+    def _refuse_tag(self, node: Node) -> None:
+        line, column = _line_col(node)
+        tag = node.tag.replace(_TAG, "!!")
+        raise SpecError(
+            Problem(
+                self.path,
+                f"the tag {tag} is not allowed: rigcheck reads plain YAML data only "
+                f"(strings, numbers, booleans, null, lists and mappings); remove the tag",
+                line,
+                column,
+                code="SPEC004",
+            )
+        )
+
+    # -- building -------------------------------------------------------------------------------
+
+    def build(self, node: Node, pointer: str, depth: int, key_mark: Mark | None = None) -> Any:
+        self.source_map.add(pointer, _mark(node), key_mark)
+        if node.tag not in _SAFE_TAGS:
+            self._refuse_tag(node)
+        if isinstance(node, ScalarNode):
+            return self._scalar(node, pointer)
+        if isinstance(node, SequenceNode):
+            return [
+                self.build(item, join_pointer(pointer, index), depth + 1)
+                for index, item in enumerate(node.value)
+            ]
+        return self._mapping(node, pointer, depth)
+
+    def _mapping(self, node: MappingNode, pointer: str, depth: int) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        explicit: dict[str, Mark] = {}
+        merges: list[Node] = []
+        for key_node, value_node in node.value:
+            if key_node.tag == MERGE:
+                merges.append(value_node)
+                continue
+            if not isinstance(key_node, ScalarNode):
+                line, column = _line_col(key_node)
+                raise SpecError(
+                    Problem(
+                        self.path,
+                        "mapping keys must be plain names, not lists or mappings",
+                        line,
+                        column,
+                        pointer or "/",
+                        code="SPEC012",
+                    )
+                )
+            if key_node.tag not in _SAFE_TAGS:
+                self._refuse_tag(key_node)
+            key = str(key_node.value)
+            key_mark = _mark(key_node)
+            child = join_pointer(pointer, key)
+            if key_node.tag == _YAML11_BOOL:
+                self._yaml11_boolean(key_node, child, as_key=True)
+            if key in explicit:
+                first = explicit[key]
+                self.traps.append(
+                    YamlTrap(
+                        "SPEC001",
+                        child,
+                        key_mark,
+                        f"key {key!r} appears twice in the same mapping (lines {first.line} and "
+                        f"{key_mark.line}); YAML loaders keep the last value silently",
+                        f"delete one of the two {key!r} lines (line {first.line} or {key_mark.line})",
+                        {"key": key, "first_line": first.line, "second_line": key_mark.line},
+                    )
+                )
+            explicit[key] = key_mark
+            result[key] = self.build(value_node, child, depth + 1, key_mark)
+        for merge_node in merges:
+            self._merge(result, merge_node, pointer, depth)
+        return result
+
+    def _merge(self, result: dict[str, Any], merge_node: Node, pointer: str, depth: int) -> None:
+        """YAML's ``<<: *anchor`` merge key: keys written in the mapping win over merged ones."""
+        sources = merge_node.value if isinstance(merge_node, SequenceNode) else [merge_node]
+        for source in sources:
+            if not isinstance(source, MappingNode):
+                line, column = _line_col(source)
+                raise SpecError(
+                    Problem(
+                        self.path,
+                        "a '<<' merge key needs a mapping or a list of mappings",
+                        line,
+                        column,
+                        pointer or "/",
+                        code="SPEC012",
+                    )
+                )
+            merged = self._mapping(source, pointer + "/<<", depth + 1)
+            for key, value in merged.items():
+                if key not in result:
+                    result[key] = value
+                    child = join_pointer(pointer, key)
+                    origin = join_pointer(pointer + "/<<", key)
+                    self._copy_positions(origin, child)
+
+    def _copy_positions(self, origin: str, target: str) -> None:
+        source_map = self.source_map
+        value = source_map.value_mark(origin)
+        if value is not None:
+            source_map.add(target, value, source_map.key_mark(origin))
+        prefix = origin + "/"
+        for pointer in [p for p in source_map._values if p.startswith(prefix)]:
+            source_map.add(
+                target + pointer[len(origin) :], source_map._values[pointer], source_map.key_mark(pointer)
+            )
+
+    def _scalar(self, node: ScalarNode, pointer: str) -> Any:
+        tag, value = node.tag, node.value
+        if tag in (STR, TIMESTAMP):
+            return value
+        if tag == INT:
+            text = value.replace("_", "")
+            if text.startswith(("0x", "0o")):
+                return int(text, 0)
+            return int(text)
+        if tag == FLOAT:
+            lowered = value.lower()
+            if lowered.endswith("inf"):
+                return float("-inf") if lowered.startswith("-") else float("inf")
+            if lowered.endswith("nan"):
+                return float("nan")
+            return float(value.replace("_", ""))
+        if tag == BOOL:
+            return value in _TRUE12
+        if tag == NULL:
+            return None
+        if tag == _YAML11_BOOL:
+            self._yaml11_boolean(node, pointer, as_key=False)
+            return value
+        if tag == _OCTAL_LIKE:
+            return self._octal_like(node, pointer)
+        self._refuse_tag(node)  # merge keys in value position and anything unexpected
+        return None  # pragma: no cover - _refuse_tag raises
+
+    def _yaml11_boolean(self, node: ScalarNode, pointer: str, *, as_key: bool) -> None:
+        value = node.value
+        meant = "true" if value in YAML11_TRUE else "false"
+        where = "key" if as_key else "value"
+        self.traps.append(
+            YamlTrap(
+                "SPEC002",
+                pointer,
+                _mark(node),
+                f"the unquoted {where} {value!r} is the boolean {meant} to YAML 1.1 tools (PyYAML, "
+                f"many CI systems) but the string {value!r} to YAML 1.2 tools",
+                f"write {meant} for a boolean, or quote it ('{value}') for the text",
+                {"value": value, "yaml11_reading": meant == "true", "yaml12_reading": value},
+            )
+        )
+
+    def _octal_like(self, node: ScalarNode, pointer: str) -> int:
+        text = node.value.replace("_", "")
+        decimal = int(text, 10)
+        digits = text.lstrip("+-")
+        sign = -1 if text.startswith("-") else 1
+        octal = sign * int(digits, 8) if set(digits) <= set("01234567") else None
+        if octal == decimal:  # 007: both readings agree
+            return decimal
+        yaml11 = f"the octal number {octal}" if octal is not None else "a string"
+        self.traps.append(
+            YamlTrap(
+                "SPEC003",
+                pointer,
+                _mark(node),
+                f"{node.value} has a leading zero: rigcheck reads it as {decimal} (YAML 1.2), "
+                f"YAML 1.1 tools read it as {yaml11}",
+                f"write {decimal} without the leading zero"
+                + (", or 0o" + digits.lstrip("0") + " for octal" if octal is not None else ""),
+                {"value": node.value, "read_as": decimal, "yaml11_reading": octal},
+            )
+        )
+        return decimal

@@ -1,0 +1,350 @@
+"""The rig spec: what a machine or cluster is (DESIGN.md section 3).
+
+A rig is a list of node groups (``count:`` identical nodes). Units are in the field names; a field
+left out is unknown (``None``), and a checker that needs it says so instead of guessing.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from rigcheck.core.fields import (
+    ApiVersion,
+    Count,
+    SpecModel,
+    choice,
+    one_or_many,
+    quantity,
+    string_map,
+    version_string,
+)
+
+Watts = quantity("watts", "W")
+Millimetres = quantity("length", "mm")
+GiB = quantity("bytes", "GiB")
+GB = quantity(
+    "bytes", "GB", description="In GB (1e9 bytes); a string with a unit is converted (e.g. '3.84 TB')."
+)
+MBps = quantity("bytes_per_s", "MB/s", description="In MB/s (1e6 bytes per second), or e.g. '7 GB/s'.")
+Gbps = quantity("bits_per_s", "Gb/s", description="In Gb/s (1e9 bits per second), or e.g. '400 Gb/s'.")
+
+Cooler = choice(
+    "open-air",
+    "blower",
+    "passive",
+    "liquid",
+    "hybrid",
+    aliases={"axial": "open-air", "water": "liquid"},
+    description="open-air (axial fans), blower (exhausts out of the case), passive (needs server "
+    "airflow), liquid, hybrid.",
+)
+
+
+class Circuit(SpecModel):
+    """A wall circuit (branch circuit) that feeds PSUs."""
+
+    name: str | None = Field(None, description="Name that PSUs refer to with psu.circuit.")
+    volts: quantity("volts", "V", gt=0, ge=None, le=1000) = Field(description="Nominal voltage.")
+    amps: quantity("amps", "A", gt=0, ge=None, le=1000) = Field(description="Breaker rating.")
+    phases: Literal[1, 3] = Field(1, description="1 or 3; for 3 phases, volts is line-to-line.")
+    continuous_load_fraction: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description="Share of the breaker rating allowed for continuous loads (default 0.8, NEC).",
+    )
+
+
+class Site(SpecModel):
+    """Where the rig runs: the circuits that feed it and the room."""
+
+    circuit: Circuit | None = None
+    circuits: list[Circuit] | None = Field(
+        None, description="Several circuits; PSUs name theirs with psu.circuit."
+    )
+    ambient_c: float | None = Field(None, ge=-40, le=60, description="Room temperature, deg C.")
+    rack_power_limit_kw: quantity("watts", "kW", gt=0, ge=None) | None = Field(
+        None, description="Power a rack may draw, kW."
+    )
+
+    @model_validator(mode="after")
+    def _one_way_to_give_circuits(self) -> Site:
+        if self.circuit is not None and self.circuits is not None:
+            raise ValueError("give either circuit or circuits, not both")
+        return self
+
+
+class GpuGroup(SpecModel):
+    """Identical GPUs in a node. Catalog facts come from ``model``; fields here override them."""
+
+    model: str = Field(
+        description="Catalog name, id or alias: 'RTX 3090', 'H100 SXM', 'NVIDIA A100-SXM4-80GB'."
+    )
+    count: Count = 1
+    cooler: Cooler | None = None
+    length_mm: Millimetres | None = Field(
+        None, description="Card length (the catalog has the reference card's)."
+    )
+    height_mm: Millimetres | None = None
+    slots: float | None = Field(None, gt=0, le=8, description="Expansion slots one card occupies.")
+    power_limit_w: Watts | None = Field(
+        None, description="Power limit set with nvidia-smi -pl (default: board power)."
+    )
+    memory_gib: GiB | None = Field(None, description="Override the catalog's memory size.")
+    ecc: bool | None = Field(
+        None, description="ECC mode as configured (nvidia-smi -e); unknown when left out."
+    )
+    power_connectors: list[choice("12vhpwr", "12v-2x6", "8pin-pcie", "6pin-pcie", "8pin-eps")] | None = Field(
+        None, description="Power connectors on this card model."
+    )
+    slot_gap: int | None = Field(None, ge=0, le=4, description="Empty slots left between adjacent cards.")
+
+
+GpuInterconnectKind = choice(
+    "pcie",
+    "nvlink-bridge",
+    "nvlink",
+    "nvswitch",
+    "infinity-fabric",
+    "none",
+    aliases={"nvlink bridge": "nvlink-bridge", "bridge": "nvlink-bridge", "xgmi": "infinity-fabric"},
+    description="pcie (no GPU links), nvlink-bridge (2-GPU bridges), nvlink (point-to-point), nvswitch, "
+    "infinity-fabric (AMD xGMI), none (single GPU).",
+)
+
+
+class GpuInterconnect(SpecModel):
+    """How the GPUs of a node talk to each other."""
+
+    kind: GpuInterconnectKind
+    bandwidth_gbps: quantity("bytes_per_s", "GB/s") | None = Field(
+        None, description="Bidirectional GB/s per GPU, when it differs from the catalog's."
+    )
+    p2p: bool | None = Field(
+        None, description="Whether peer-to-peer over PCIe is enabled (nvidia-smi topo -p2p r)."
+    )
+    bridges: int | None = Field(None, ge=0, description="NVLink bridges fitted (each joins two cards).")
+
+
+class Pcie(SpecModel):
+    """The PCIe link of each GPU to the host."""
+
+    gen: int = Field(ge=1, le=7, description="PCIe generation of the slot (and card, the lower of the two).")
+    lanes_per_gpu: Literal[1, 2, 4, 8, 16] = Field(16, description="Electrical lanes of each GPU slot.")
+    chipset_gpus: int = Field(0, ge=0, description="GPUs in slots wired to the chipset instead of the CPU.")
+
+
+class Cpu(SpecModel):
+    """The host CPUs of a node."""
+
+    model: str | None = None
+    sockets: Count = 1
+    cores: int | None = Field(None, ge=1, description="Physical cores in total, across all sockets.")
+    threads: int | None = Field(None, ge=1, description="Hardware threads in total.")
+    tdp_w: Watts | None = Field(None, description="Power of all sockets together (TDP or PPT), W.")
+    pcie_lanes: int | None = Field(None, ge=1, description="CPU PCIe lanes in total.")
+    vendor: choice("intel", "amd", "arm", "apple", "nvidia") | None = None
+
+
+StorageKind = choice(
+    "nvme",
+    "sata-ssd",
+    "sas-ssd",
+    "hdd",
+    "network-fs",
+    "cloud-volume",
+    "object-store",
+    "ramdisk",
+    aliases={
+        "ssd": "sata-ssd",
+        "sata": "sata-ssd",
+        "disk": "hdd",
+        "nfs": "network-fs",
+        "lustre": "network-fs",
+        "ebs": "cloud-volume",
+        "tmpfs": "ramdisk",
+        "s3": "object-store",
+    },
+)
+
+
+class StorageDevice(SpecModel):
+    """A local drive, a network file system or a cloud volume."""
+
+    name: str | None = None
+    kind: StorageKind
+    interface: str | None = Field(None, description="pcie4, pcie5, sata3, sas12, ... ")
+    protocol: str | None = Field(None, description="For network file systems: nfs, lustre, gpfs, weka, ...")
+    volume_type: str | None = Field(
+        None, description="Cloud volume type: gp3, gp2, io2, pd-ssd, pd-balanced, premium-ssd-v2, ..."
+    )
+    count: Count = 1
+    raid: choice("none", "raid0", "raid1", "raid5", "raid6", "raid10", "jbod") | None = None
+    capacity_gb: GB | None = Field(None, description="Capacity of one device, GB.")
+    free_gb: GB | None = Field(None, description="Space free for data and checkpoints, GB.")
+    read_mb_s: MBps | None = Field(None, description="Sequential read of one device, MB/s.")
+    write_mb_s: MBps | None = Field(None, description="Sequential write of one device, MB/s.")
+    random_read_iops: float | None = Field(None, ge=0, description="4 KiB random-read IOPS of one device.")
+    random_write_iops: float | None = Field(None, ge=0)
+    provisioned_iops: float | None = Field(None, ge=0, description="Cloud volumes: provisioned IOPS.")
+    provisioned_mb_s: MBps | None = Field(None, description="Cloud volumes: provisioned throughput, MB/s.")
+    mount: str | None = None
+    roles: list[choice("os", "data", "checkpoints", "scratch", "home")] | None = None
+
+
+class Psu(SpecModel):
+    """Power supplies: ``count`` identical units, optionally redundant (N+M)."""
+
+    watts: Watts = Field(gt=0, description="Rated DC output of one unit at the site's voltage.")
+    count: Count = 1
+    redundancy: str | None = Field(
+        None, pattern=r"^\s*\d+\s*\+\s*\d+\s*$", description="'N+M': N carry the load, M are spares."
+    )
+    efficiency: (
+        choice(
+            "80plus",
+            "80plus-bronze",
+            "80plus-silver",
+            "80plus-gold",
+            "80plus-platinum",
+            "80plus-titanium",
+            aliases={
+                "bronze": "80plus-bronze",
+                "silver": "80plus-silver",
+                "gold": "80plus-gold",
+                "platinum": "80plus-platinum",
+                "titanium": "80plus-titanium",
+                "white": "80plus",
+            },
+        )
+        | None
+    ) = None
+    efficiency_pct: float | None = Field(
+        None, gt=50, le=100, description="Measured efficiency at the load, %."
+    )
+    atx_version: version_string() | None = Field(None, description="ATX spec version: '2.52', '3.0', '3.1'.")
+    connectors: list[choice("12vhpwr", "12v-2x6", "8pin-pcie", "6pin-pcie", "8pin-eps")] | None = Field(
+        None, description="Native GPU connectors the PSU has."
+    )
+    circuit: str | None = Field(None, description="Name of the site circuit it is plugged into.")
+    sync_adapter: bool | None = Field(None, description="Several PSUs started together (add2psu or similar).")
+
+
+class Chassis(SpecModel):
+    """The case or server enclosure."""
+
+    form_factor: (
+        choice(
+            "mid-tower",
+            "full-tower",
+            "small-form-factor",
+            "open-frame",
+            "rackmount",
+            "workstation",
+            "laptop",
+            "mini-pc",
+            aliases={"rack": "rackmount", "sff": "small-form-factor", "tower": "mid-tower"},
+        )
+        | None
+    ) = None
+    rack_units: int | None = Field(None, ge=1, le=60)
+    gpu_clearance_mm: Millimetres | None = Field(None, description="Longest card that fits, mm.")
+    gpu_height_clearance_mm: Millimetres | None = Field(
+        None, description="Tallest card (with plug) that fits, mm."
+    )
+    expansion_slots: int | None = Field(None, ge=1, le=20)
+    airflow: choice("desktop", "server-ducted", "open-air", "liquid") | None = None
+
+
+NetworkKind = choice(
+    "ethernet",
+    "infiniband",
+    "roce",
+    "efa",
+    "omni-path",
+    "slingshot",
+    "tcp",
+    aliases={"ib": "infiniband", "eth": "ethernet", "opa": "omni-path"},
+)
+
+
+class NetworkLink(SpecModel):
+    """Network adapters of one kind in a node."""
+
+    kind: NetworkKind
+    rate: choice("sdr", "ddr", "qdr", "fdr", "edr", "hdr", "ndr", "xdr") | None = Field(
+        None, description="InfiniBand rate name."
+    )
+    gbps: Gbps | None = Field(None, description="Line rate of one port, Gb/s.")
+    count: Count = 1
+    interface: str | None = Field(
+        None, description="Interface or HCA names, comma-separated: 'mlx5_0,mlx5_1'."
+    )
+    gpudirect_rdma: bool | None = None
+    role: choice("compute", "storage", "management", "frontend", "any") | None = None
+    subnet: str | None = None
+
+
+class Software(SpecModel):
+    """The software stack of a node."""
+
+    os: choice("linux", "windows", "wsl", "macos") | None = None
+    distro: str | None = Field(None, description="ubuntu-22.04, rhel-9, ...")
+    kernel: version_string() | None = None
+    driver: version_string() | None = Field(None, description="NVIDIA driver version: '535.104.05'.")
+    cuda_toolkit: version_string() | None = Field(
+        None, description="Host CUDA toolkit, as nvcc -V reports it."
+    )
+    cuda_runtime: version_string() | None = Field(
+        None, description="CUDA runtime the workload uses when no torch build is given."
+    )
+    torch: version_string() | None = Field(None, description="PyTorch build: '2.7.0+cu128'.")
+    cuda_compat: str | None = Field(None, description="Forward-compatibility package: 'cuda-compat-12-8'.")
+    nccl: version_string() | None = None
+    rocm: version_string() | None = None
+    env: string_map() | None = Field(None, description="Environment variables of the training processes.")
+
+
+class Firewall(SpecModel):
+    open_tcp_ports: list[str | int] | None = Field(
+        None, description="Ports and ranges: 29500, '50000-51000'."
+    )
+
+
+class NodeGroup(SpecModel):
+    """``count`` identical nodes."""
+
+    name: str | None = None
+    count: Count = 1
+    gpus: one_or_many(GpuGroup) | None = Field(None, description="The GPUs of one node: one group or a list.")
+    gpu_interconnect: GpuInterconnect | None = None
+    pcie: Pcie | None = None
+    cpu: Cpu | None = None
+    memory_gib: GiB | None = Field(None, description="System RAM of one node, GiB.")
+    storage: list[StorageDevice] | None = None
+    psu: one_or_many(Psu) | None = None
+    chassis: Chassis | None = None
+    network: list[NetworkLink] | None = None
+    software: Software | None = None
+    firewall: Firewall | None = None
+    hostnames: list[str] | None = None
+    labels: string_map() | None = None
+
+
+class Rig(SpecModel):
+    """A machine, or a cluster of node groups."""
+
+    api_version: ApiVersion = Field(alias="apiVersion")
+    kind: Literal["Rig"]
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    description: str | None = None
+    site: Site | None = None
+    nodes: list[NodeGroup] = Field(min_length=1)
+    labels: string_map() | None = None
+    probed_at: str | None = Field(None, description="When rigcheck probe wrote this spec (ISO 8601).")
+
+    @property
+    def total_nodes(self) -> int:
+        return sum(group.count for group in self.nodes)

@@ -1,0 +1,309 @@
+"""The workload spec: what will run on a rig (DESIGN.md section 3).
+
+Names follow the tools people already use: precision uses PyTorch Lightning's names
+(``bf16-mixed``...), parallelism DeepSpeed's and PyTorch FSDP's, LoRA PEFT's.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BeforeValidator, Field, WithJsonSchema
+
+from rigcheck.core.fields import ApiVersion, SpecModel, choice, quantity, string_map
+
+Task = choice(
+    "pretrain",
+    "full_finetune",
+    "lora",
+    "qlora",
+    "inference",
+    aliases={
+        "finetune": "full_finetune",
+        "full-ft": "full_finetune",
+        "sft": "full_finetune",
+        "serving": "inference",
+        "serve": "inference",
+        "train": "pretrain",
+    },
+    description="pretrain | full_finetune | lora | qlora | inference",
+)
+
+Precision = choice(
+    "32-true",
+    "16-mixed",
+    "bf16-mixed",
+    "bf16-true",
+    "16-true",
+    "fp8-mixed",
+    "64-true",
+    aliases={
+        "fp32": "32-true",
+        "32": "32-true",
+        "float32": "32-true",
+        "fp16": "16-mixed",
+        "16": "16-mixed",
+        "amp": "16-mixed",
+        "bf16": "bf16-mixed",
+        "bfloat16": "bf16-mixed",
+        "pure-bf16": "bf16-true",
+        "fp16-true": "16-true",
+        "fp8": "fp8-mixed",
+        "fp64": "64-true",
+        "64": "64-true",
+        "float64": "64-true",
+    },
+    description="PyTorch Lightning names: 32-true (fp32), 16-mixed (fp16), bf16-mixed (bf16, fp32 master weights), "
+    "bf16-true and 16-true (all 16-bit), fp8-mixed, 64-true (fp64).",
+)
+
+Quantization = choice(
+    "none",
+    "int8",
+    "int4",
+    "nf4",
+    "fp4",
+    "gptq",
+    "awq",
+    "fp8",
+    aliases={"8bit": "int8", "4bit": "nf4", "llm.int8": "int8"},
+)
+
+Optimizer = choice(
+    "adamw",
+    "adam",
+    "adamw-8bit",
+    "paged-adamw-8bit",
+    "paged-adamw",
+    "sgd",
+    "sgd-momentum",
+    "adafactor",
+    "lion",
+    "none",
+    aliases={
+        "adamw8bit": "adamw-8bit",
+        "adam8bit": "adamw-8bit",
+        "bnb-adamw-8bit": "adamw-8bit",
+        "paged-adamw8bit": "paged-adamw-8bit",
+        "paged-adamw-32bit": "paged-adamw",
+        "momentum": "sgd-momentum",
+    },
+)
+
+Attention = choice(
+    "eager",
+    "sdpa",
+    "flash",
+    aliases={
+        "flash-attention": "flash",
+        "flash-attention-2": "flash",
+        "flash-attn": "flash",
+        "fa2": "flash",
+        "flash-attention-2.0": "flash",
+        "math": "eager",
+    },
+    description="eager keeps the s x s attention scores; sdpa and flash do not.",
+)
+
+
+def _checkpointing(value: object) -> object:
+    if value is True:
+        return "full"
+    if value is False or value is None:
+        return "none"
+    if isinstance(value, str):
+        lowered = value.strip().lower()
+        mapping = {
+            "full": "full",
+            "true": "full",
+            "selective": "selective",
+            "none": "none",
+            "false": "none",
+            "off": "none",
+            "on": "full",
+        }
+        if lowered in mapping:
+            return mapping[lowered]
+    raise ValueError(f"{value!r} is not one of true (full), false or 'selective'")
+
+
+ActivationCheckpointing = Annotated[
+    Literal["none", "full", "selective"],
+    BeforeValidator(_checkpointing),
+    WithJsonSchema(
+        {
+            "anyOf": [{"type": "boolean"}, {"enum": ["none", "full", "selective"]}],
+            "description": "false, true (= full) or selective.",
+        }
+    ),
+]
+
+
+class Moe(SpecModel):
+    """Mixture-of-experts layers."""
+
+    experts: int = Field(ge=2)
+    top_k: int = Field(ge=1)
+    expert_ffn: int | None = Field(None, ge=1, description="FFN width of one expert (default: model.ffn).")
+    shared_experts: int = Field(0, ge=0)
+
+
+class ModelSpec(SpecModel):
+    """The model: a preset, explicit architecture numbers, or a Hugging Face config.json on disk."""
+
+    preset: str | None = Field(None, description="A preset name: llama-3-8b, gpt2-124m, qwen-1.8b, ...")
+    name: str | None = None
+    hf_config: str | None = Field(
+        None, description="Path to a Hugging Face config.json (read without transformers)."
+    )
+    params_b: float | None = Field(None, gt=0, description="Parameters, billions.")
+    layers: int | None = Field(None, ge=1)
+    hidden: int | None = Field(None, ge=1)
+    heads: int | None = Field(None, ge=1)
+    kv_heads: int | None = Field(None, ge=1, description="Key/value heads (grouped-query attention).")
+    head_dim: int | None = Field(None, ge=1)
+    ffn: int | None = Field(None, ge=1, description="MLP intermediate size.")
+    vocab: int | None = Field(None, ge=1)
+    max_position: int | None = Field(None, ge=1)
+    mlp: (
+        choice("swiglu", "geglu", "gelu", "relu", aliases={"silu": "swiglu", "gated-silu": "swiglu"}) | None
+    ) = None
+    tied_embeddings: bool | None = None
+    moe: Moe | None = None
+    architecture: choice("decoder", "encoder", "encoder-decoder") | None = None
+
+
+class Batch(SpecModel):
+    micro: int = Field(ge=1, description="Micro-batch per GPU (sequences).")
+    grad_accum: int = Field(1, ge=1, description="Gradient accumulation steps.")
+    seq_len: int | None = Field(None, ge=1, description="Tokens per sequence.")
+
+
+class Parallelism(SpecModel):
+    """Data, tensor, pipeline, sequence and expert parallelism; ZeRO / FSDP sharding and offload."""
+
+    dp: int = Field(1, ge=1, description="Data-parallel replicas.")
+    tp: int = Field(1, ge=1, description="Tensor-parallel degree.")
+    pp: int = Field(1, ge=1, description="Pipeline stages.")
+    sp: bool = Field(False, description="Sequence parallelism (Megatron-style, with tp).")
+    cp: int = Field(1, ge=1, description="Context-parallel degree.")
+    ep: int = Field(1, ge=1, description="Expert-parallel degree.")
+    zero: Literal[0, 1, 2, 3] = Field(0, description="DeepSpeed ZeRO stage.")
+    fsdp: choice("full_shard", "hybrid_shard", "shard_grad_op", "no_shard") | None = None
+    offload: choice("none", "cpu", "nvme") = "none"
+    offload_params: bool = Field(
+        False, description="Offload parameters too (ZeRO-3 / FSDP), not only optimizer states."
+    )
+
+    @property
+    def world_size(self) -> int:
+        return self.dp * self.tp * self.pp * self.cp
+
+
+class Lora(SpecModel):
+    rank: int = Field(ge=1)
+    alpha: float | None = None
+    dropout: float | None = Field(None, ge=0, lt=1)
+    targets: list[str] | None = Field(
+        None, description="Module names adapters attach to: q_proj, v_proj, ..."
+    )
+    modules_to_save: list[str] | None = None
+
+
+class Qlora(SpecModel):
+    quant: choice("nf4", "fp4") = "nf4"
+    double_quant: bool = True
+    compute_dtype: choice("bf16", "fp16", "fp32") = "bf16"
+
+
+class Data(SpecModel):
+    samples: float | None = Field(None, ge=0, description="Training samples (or requests) in the data set.")
+    tokens: float | None = Field(None, ge=0, description="Tokens in the data set (or to train on).")
+    bytes_per_token: float | None = Field(None, gt=0, description="2 for uint16 token files, 4 for uint32.")
+    bytes_per_sample: quantity("bytes", "B") | None = None
+    size_gb: quantity("bytes", "GB") | None = Field(None, description="Size of the data set on disk, GB.")
+    access: choice("random", "sequential", "streaming") | None = None
+    num_workers: int | None = Field(None, ge=0, description="Data-loader workers per GPU process.")
+    format: str | None = None
+    storage: str | None = Field(None, description="Name of the rig storage device the data is read from.")
+    epochs: float | None = Field(None, gt=0)
+
+
+class Checkpoint(SpecModel):
+    kind: choice("full", "weights-only", "sharded") = "full"
+    keep: int | None = Field(None, ge=1, description="Checkpoints kept on disk.")
+    storage: str | None = Field(
+        None, description="Name of the rig storage device checkpoints are written to."
+    )
+    asynchronous: bool | None = Field(None, alias="async")
+
+
+class Run(SpecModel):
+    hours: quantity("duration", "h") | None = Field(None, description="Planned wall-clock duration, hours.")
+    checkpoint_interval_min: quantity("duration", "min") | None = None
+    checkpoint: Checkpoint | None = None
+    needs_fp64: bool | None = Field(
+        None, description="The job does double-precision math (solvers, simulation)."
+    )
+
+
+class Inference(SpecModel):
+    engine: (
+        choice(
+            "vllm",
+            "tgi",
+            "sglang",
+            "trt-llm",
+            "llama.cpp",
+            "transformers",
+            "ollama",
+            "other",
+            aliases={"tensorrt-llm": "trt-llm", "hf": "transformers"},
+        )
+        | None
+    ) = None
+    concurrency: int = Field(1, ge=1, description="Sequences served at once.")
+    context_len: int | None = Field(None, ge=1, description="Tokens per sequence (prompt + output).")
+    prompt_len: int | None = Field(None, ge=1)
+    output_len: int | None = Field(None, ge=1)
+    kv_cache_dtype: choice("fp32", "bf16", "fp16", "fp8", "int8", "int4", aliases={"auto": "bf16"}) | None = (
+        None
+    )
+    gpu_memory_utilization: float | None = Field(None, gt=0, le=1, description="vLLM's share of VRAM to use.")
+    target_tokens_per_s_per_seq: float | None = Field(None, gt=0)
+    target_ttft_ms: float | None = Field(None, gt=0)
+
+
+class Launcher(SpecModel):
+    kind: choice("torchrun", "deepspeed", "accelerate", "slurm", "mpirun", "python", "ray", "other")
+    master_port: int | None = Field(None, ge=1, le=65535)
+    rdzv_port: int | None = Field(None, ge=1, le=65535)
+    rdzv_backend: choice("c10d", "static", "etcd", "etcd-v2") | None = None
+    nproc_per_node: int | None = Field(None, ge=1)
+
+
+class Workload(SpecModel):
+    """A training or inference job."""
+
+    api_version: ApiVersion = Field(alias="apiVersion")
+    kind: Literal["Workload"]
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    description: str | None = None
+    model: ModelSpec
+    task: Task
+    precision: Precision = "bf16-mixed"
+    quantization: Quantization | None = None
+    optimizer: Optimizer | None = None
+    attention: Attention | None = None
+    activation_checkpointing: ActivationCheckpointing = "none"
+    loss: choice("standard", "chunked", aliases={"fused": "chunked", "liger": "chunked"}) = "standard"
+    batch: Batch | None = None
+    parallelism: Parallelism = Field(default_factory=Parallelism)
+    lora: Lora | None = None
+    qlora: Qlora | None = None
+    data: Data | None = None
+    run: Run | None = None
+    inference: Inference | None = None
+    launcher: Launcher | None = None
+    runs_on: list[str] | None = Field(None, description="Rig files or names this workload is planned for.")
+    labels: string_map() | None = None

@@ -1,0 +1,272 @@
+"""Loading plugins with pluggy and collecting what they register into a :class:`Registry`.
+
+Where plugins come from, in order:
+
+1. rigcheck's built-in plugins (``rigcheck.plugins.BUILTIN_PLUGINS``);
+2. installed packages, through the ``rigcheck`` entry-point group, unless
+   ``RIGCHECK_DISABLE_PLUGIN_AUTOLOAD=1``; ``RIGCHECK_LOAD_PLUGINS=a,b`` loads only those names
+   (an empty value loads none), as datasette's ``DATASETTE_LOAD_PLUGINS`` does;
+3. modules named with ``-p module`` on the command line.
+
+``-p no:NAME`` blocks a plugin by name. Plugins are never imported from the directory being
+checked. ``RIGCHECK_TRACE_PLUGINS=1`` logs every hook call to standard error.
+
+A plugin that fails to import or whose hook raises is recorded as a fault (reported as an
+``ENGINE`` finding) and the others still load. A misspelt hook name, a hook with arguments the
+spec does not have, or two plugins claiming one rule code are errors (exit code 2) that name the
+plugins involved.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import pluggy
+
+from rigcheck.core import hookspecs
+from rigcheck.core.errors import PluginError
+from rigcheck.core.fields import did_you_mean
+from rigcheck.core.registry import (
+    CheckerEntry,
+    FormatEntry,
+    PluginFault,
+    PluginInfo,
+    Registry,
+    RuleEntry,
+)
+
+ENTRY_POINT_GROUP = "rigcheck"
+HOOKS = ("rigcheck_catalog", "rigcheck_checkers", "rigcheck_formats", "rigcheck_evidence_parsers")
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+class PluginHost:
+    """Owns the pluggy manager. ``host.load()`` returns the :class:`Registry` of everything registered."""
+
+    def __init__(
+        self,
+        *,
+        extra_modules: Iterable[str] = (),
+        blocked: Iterable[str] = (),
+        autoload: bool | None = None,
+        allowlist: Iterable[str] | None = None,
+        trace: bool | None = None,
+        builtins: Iterable[str] | None = None,
+        extra_plugins: Iterable[tuple[str, Any]] = (),
+    ) -> None:
+        from rigcheck.plugins import BUILTIN_PLUGINS
+
+        self.pm = pluggy.PluginManager(hookspecs.PROJECT)
+        self.pm.add_hookspecs(hookspecs)
+        self.extra_modules = list(extra_modules)
+        self.extra_plugins = list(extra_plugins)
+        self.blocked = set(blocked)
+        self.autoload = (not _env_flag("RIGCHECK_DISABLE_PLUGIN_AUTOLOAD")) if autoload is None else autoload
+        if allowlist is None and "RIGCHECK_LOAD_PLUGINS" in os.environ:
+            allowlist = [
+                name.strip() for name in os.environ["RIGCHECK_LOAD_PLUGINS"].split(",") if name.strip()
+            ]
+        self.allowlist = None if allowlist is None else set(allowlist)
+        self.trace = _env_flag("RIGCHECK_TRACE_PLUGINS") if trace is None else trace
+        self.builtins = list(BUILTIN_PLUGINS if builtins is None else builtins)
+        self._infos: dict[str, PluginInfo] = {}
+        self.registry = Registry()
+
+    # -- loading --------------------------------------------------------------------------------
+
+    def load(self) -> Registry:
+        for name in self.blocked:
+            self.pm.set_blocked(name)
+        for module_name in self.builtins:
+            if module_name not in self.blocked:
+                self._register(importlib.import_module(module_name), module_name, _rigcheck_version(), True)
+        if self.autoload:
+            self._load_entry_points()
+        for module_name in self.extra_modules:
+            if module_name in self.blocked:
+                continue
+            try:
+                module = importlib.import_module(module_name)
+            except Exception as exc:  # the user asked for it by name: that is a usage error
+                raise PluginError(
+                    f"cannot import plugin module {module_name!r} (-p): {type(exc).__name__}: {exc}"
+                ) from None
+            self._register(module, module_name, str(getattr(module, "__version__", "unknown")), False)
+        for name, plugin in self.extra_plugins:
+            self._register(plugin, name, str(getattr(plugin, "__version__", "unknown")), False)
+        self._check_pending()
+        self._add_engine_rules()
+        self._collect()
+        return self.registry
+
+    def _add_engine_rules(self) -> None:
+        from rigcheck.core.engine_rules import ENGINE_RULES
+
+        core = PluginInfo("rigcheck", _rigcheck_version(), True, "rigcheck.core.engine")
+        for rule in ENGINE_RULES:
+            self.registry.rules[rule.code] = RuleEntry(rule, "engine", core)
+
+    def _load_entry_points(self) -> None:
+        from importlib.metadata import entry_points
+
+        for entry_point in entry_points(group=ENTRY_POINT_GROUP):
+            name = entry_point.name
+            if name in self.blocked or self.pm.is_blocked(name):
+                continue
+            if self.allowlist is not None and name not in self.allowlist:
+                continue
+            dist = getattr(entry_point, "dist", None)
+            version = dist.version if dist is not None else "unknown"
+            try:
+                plugin = entry_point.load()
+            except Exception as exc:
+                self.registry.faults.append(
+                    PluginFault(
+                        name,
+                        version,
+                        "import",
+                        f"{type(exc).__name__}: {exc} (entry point {entry_point.value})",
+                    )
+                )
+                continue
+            self._register(plugin, name, version, False)
+
+    def _register(self, plugin: Any, name: str, version: str, builtin: bool) -> None:
+        try:
+            self.pm.register(plugin, name=name)
+        except pluggy.PluginValidationError as exc:
+            raise PluginError(f"plugin {name!r} ({version}): {exc}") from None
+        except ValueError as exc:  # registered twice under one name
+            raise PluginError(f"plugin {name!r}: {exc}") from None
+        hooks = tuple(
+            hook
+            for hook in HOOKS
+            if any(impl.plugin_name == name for impl in getattr(self.pm.hook, hook).get_hookimpls())
+        )
+        module = getattr(plugin, "__name__", type(plugin).__module__)
+        info = PluginInfo(name, version, builtin, module, hooks)
+        self._infos[name] = info
+        self.registry.plugins.append(info)
+
+    def _check_pending(self) -> None:
+        try:
+            self.pm.check_pending()
+        except pluggy.PluginValidationError as exc:
+            plugin_name = self.pm.get_name(exc.plugin) if exc.plugin is not None else "?"
+            unknown = str(exc).split("'")[1] if "'" in str(exc) else ""
+            hint = did_you_mean(unknown, HOOKS) if unknown else ""
+            raise PluginError(
+                f"plugin {plugin_name!r} implements unknown hook {unknown!r}{hint} "
+                f"(known hooks: {', '.join(HOOKS)})"
+            ) from None
+
+    # -- registration ---------------------------------------------------------------------------
+
+    def _collect(self) -> None:
+        for hook_name in HOOKS:
+            caller = getattr(self.pm.hook, hook_name)
+            for impl in caller.get_hookimpls():  # in registration order
+                info = self._infos[impl.plugin_name]
+                pending: list[Callable[[], None]] = []
+                register = self._make_register(hook_name, info, pending)
+                if self.trace:
+                    print(
+                        f"rigcheck: calling {hook_name} of plugin {info.name} ({info.version})",
+                        file=sys.stderr,
+                    )
+                try:
+                    impl.function(**{argument: register for argument in impl.argnames})
+                    for commit in pending:
+                        commit()
+                except PluginError:
+                    raise
+                except Exception as exc:
+                    self.registry.faults.append(
+                        PluginFault(info.name, info.version, hook_name, f"{type(exc).__name__}: {exc}")
+                    )
+
+    def _make_register(self, hook_name: str, info: PluginInfo, pending: list[Callable[[], None]]) -> Any:
+        registry = self.registry
+        trace = self.trace
+
+        def log(what: str) -> None:
+            if trace:
+                print(f"rigcheck:   {info.name} registered {what}", file=sys.stderr)
+
+        if hook_name == "rigcheck_checkers":
+
+            def register_checker(checker: Any) -> None:
+                _validate_checker(checker, info)
+                pending.append(lambda: self._add_checker(checker, info))
+                log(f"checker {checker.name}")
+
+            return register_checker
+        if hook_name == "rigcheck_catalog":
+
+            def register_entry(entry: Any, *, override: bool = False) -> None:
+                pending.append(lambda: registry.catalog_entries.append((entry, info, override)))
+                log("a catalog entry")
+
+            return register_entry
+        if hook_name == "rigcheck_formats":
+
+            def register_format(
+                name: str, renderer: Any, *, description: str = "", extension: str = ""
+            ) -> None:
+                entry = FormatEntry(name, renderer, info, description, extension)
+                pending.append(lambda: registry.formats.__setitem__(name, entry))
+                log(f"format {name}")
+
+            return register_format
+
+        def register_parser(parser: Any) -> None:
+            pending.append(lambda: registry.evidence_parsers.append((parser, info)))
+            log(f"evidence parser {getattr(parser, 'name', parser)!r}")
+
+        return register_parser
+
+    def _add_checker(self, checker: Any, info: PluginInfo) -> None:
+        registry = self.registry
+        for entry in registry.checkers:
+            if entry.checker.name == checker.name:
+                raise PluginError(
+                    f"checker name {checker.name!r} is registered by plugin {entry.plugin.name!r} and by plugin "
+                    f"{info.name!r}; checker names must be unique"
+                )
+        for rule in checker.rules:
+            existing = registry.rules.get(rule.code)
+            if existing is not None:
+                raise PluginError(
+                    f"rule code {rule.code} is claimed by plugin {existing.plugin.name!r} (checker "
+                    f"{existing.checker!r}) and by plugin {info.name!r} (checker {checker.name!r}); "
+                    f"rule codes must be unique"
+                )
+        for rule in checker.rules:
+            registry.rules[rule.code] = RuleEntry(rule, checker.name, info)
+        registry.checkers.append(CheckerEntry(checker, info))
+
+
+def _validate_checker(checker: Any, info: PluginInfo) -> None:
+    from rigcheck.core.rules import Rule
+
+    name = getattr(checker, "name", None)
+    rules = getattr(checker, "rules", None)
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"a checker needs a non-empty string 'name' (got {name!r})")
+    if not callable(getattr(checker, "check", None)):
+        raise TypeError(f"checker {name!r} has no check(ctx) method")
+    if not isinstance(rules, tuple | list) or not rules or not all(isinstance(rule, Rule) for rule in rules):
+        raise TypeError(f"checker {name!r} must list its rigcheck.Rule objects in 'rules'")
+
+
+def _rigcheck_version() -> str:
+    from rigcheck import __version__
+
+    return __version__

@@ -1,0 +1,90 @@
+"""What plugins registered: checkers, rules, catalog entries, formats, evidence parsers.
+
+Each record keeps the plugin it came from, so that reports, ``rigcheck plugins`` and fault
+findings name the right plugin. Registration problems (a plugin that fails to import, a hook that
+raises, a duplicate rule code) are kept as :class:`PluginFault` records and reported as findings.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from rigcheck.core.checker import Checker
+from rigcheck.core.rules import Rule
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    """A loaded plugin: its name, the distribution version, and whether rigcheck ships it."""
+
+    name: str
+    version: str
+    builtin: bool
+    module: str = ""
+    hooks: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "version": self.version,
+            "builtin": self.builtin,
+            "module": self.module,
+            "hooks": list(self.hooks),
+        }
+
+
+@dataclass(frozen=True)
+class CheckerEntry:
+    checker: Checker
+    plugin: PluginInfo
+
+
+@dataclass(frozen=True)
+class RuleEntry:
+    rule: Rule
+    checker: str
+    plugin: PluginInfo
+
+
+@dataclass(frozen=True)
+class FormatEntry:
+    name: str
+    renderer: Any  # a callable, or "module:function"
+    plugin: PluginInfo
+    description: str = ""
+    extension: str = ""
+
+    def load(self) -> Any:
+        if callable(self.renderer):
+            return self.renderer
+        module_name, _, attribute = str(self.renderer).partition(":")
+        return getattr(importlib.import_module(module_name), attribute)
+
+
+@dataclass(frozen=True)
+class PluginFault:
+    """A plugin that could not be loaded or whose registration failed."""
+
+    plugin: str
+    version: str
+    stage: str
+    message: str
+
+
+@dataclass
+class Registry:
+    plugins: list[PluginInfo] = field(default_factory=list)
+    checkers: list[CheckerEntry] = field(default_factory=list)
+    rules: dict[str, RuleEntry] = field(default_factory=dict)
+    formats: dict[str, FormatEntry] = field(default_factory=dict)
+    evidence_parsers: list[tuple[Any, PluginInfo]] = field(default_factory=list)
+    catalog_entries: list[tuple[Any, PluginInfo, bool]] = field(default_factory=list)
+    faults: list[PluginFault] = field(default_factory=list)
+
+    def rule(self, code: str) -> RuleEntry | None:
+        return self.rules.get(code.upper())
+
+    def sorted_rules(self) -> list[RuleEntry]:
+        return sorted(self.rules.values(), key=lambda entry: (entry.rule.prefix, entry.rule.code))

@@ -1,0 +1,72 @@
+"""The ``text`` format: a checklist grouped by checker, with the numbers and the fix.
+
+Colour only when asked for (the CLI asks on a terminal, and never when ``NO_COLOR`` is set,
+https://no-color.org/); ASCII marks when the output cannot encode the Unicode ones.
+"""
+
+from __future__ import annotations
+
+from rigcheck.core.findings import Finding, Severity
+from rigcheck.core.render import RenderOptions
+from rigcheck.core.report import Report
+
+_MARKS = {Severity.PASS: "✓", Severity.SKIP: "?", Severity.WARN: "!", Severity.FAIL: "✗"}
+_ASCII = {Severity.PASS: "ok", Severity.SKIP: "??", Severity.WARN: "!!", Severity.FAIL: "XX"}
+_COLORS = {Severity.PASS: "32", Severity.SKIP: "2", Severity.WARN: "33", Severity.FAIL: "31"}
+_VERDICT = {"pass": "PASS", "warn": "WARN", "fail": "FAIL"}
+
+
+def render_text(report: Report, options: RenderOptions) -> str:
+    paint = _painter(options.color)
+    marks = _MARKS if options.unicode else _ASCII
+    lines = [f"rigcheck {report.tool.version}: {report.subject}"]
+    for item in report.inputs:
+        lines.append(f"  {item.kind.lower():<8} {item.path}")
+    groups: dict[str, list[Finding]] = {}
+    for finding in report.findings:
+        groups.setdefault(finding.checker or "engine", []).append(finding)
+    for checker, findings in groups.items():
+        plugin = findings[0].plugin
+        origin = "" if plugin.startswith("rigcheck.") or plugin == "rigcheck" else f"  [{plugin}]"
+        lines.append("")
+        lines.append(paint(f"{checker}{origin}", "1"))
+        for finding in findings:
+            lines.extend(_finding_lines(finding, marks, paint, options.verbose))
+    quiet = [
+        run for run in report.checkers if run.status in ("skipped", "deselected") and run.name not in groups
+    ]
+    if quiet:
+        lines.append("")
+        for run in quiet:
+            lines.append(paint(f"{run.name}: {run.status} ({run.reason})", "2"))
+    summary = report.summary
+    lines.append("")
+    verdict = _VERDICT[report.verdict]
+    color = {"PASS": "32", "WARN": "33", "FAIL": "31"}[verdict]
+    lines.append(
+        f"{paint(verdict, color + ';1')}  {summary.passed} passed, {summary.warned} warned, {summary.failed} failed, "
+        f"{summary.skipped} not checked  (exit {report.exit_code} with --fail-on {report.fail_on})"
+    )
+    return "\n".join(lines) + "\n"
+
+
+def _finding_lines(finding: Finding, marks: dict[Severity, str], paint, verbose: bool) -> list[str]:  # type: ignore[no-untyped-def]
+    mark = paint(marks[finding.severity], _COLORS[finding.severity])
+    lines = [f"  {mark} {paint(finding.code, _COLORS[finding.severity])} {finding.message}"]
+    location = finding.location
+    if location is not None and location.file:
+        where = f"{location.file}:{location.line}:{location.column}"
+        pointer = f"  {location.pointer}" if location.pointer else ""
+        lines.append(paint(f"      at {where}{pointer}", "2"))
+    if finding.fix and finding.severity is not Severity.PASS:
+        lines.append(f"      fix: {finding.fix}")
+    if verbose and finding.evidence:
+        for key, value in finding.evidence.items():
+            lines.append(paint(f"      {key}: {value}", "2"))
+    return lines
+
+
+def _painter(enabled: bool):  # type: ignore[no-untyped-def]
+    if not enabled:
+        return lambda text, code: text
+    return lambda text, code: f"\x1b[{code}m{text}\x1b[0m"

@@ -1,0 +1,120 @@
+"""Rules: the stable code, name, summary, default severity and documentation of one check.
+
+One :class:`Rule` record feeds everything: ``rigcheck rules``, ``rigcheck explain CODE``, the pages
+under ``docs/rules/`` and the rule metadata of machine-readable reports (after ruff's rule docs).
+Checkers build findings through their rules, so every finding carries its code and name.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from rigcheck.core.findings import Finding, Location, Severity
+
+CODE_PATTERN = re.compile(r"^[A-Z][A-Z0-9]{1,7}[0-9]{3}$")
+NAME_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+
+@dataclass(frozen=True)
+class RuleDocs:
+    """The documentation sections every rule has (Markdown)."""
+
+    what: str
+    why: str
+    example: str
+    fix: str
+    references: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A rule's identity and documentation.
+
+    ``severity`` is the default verdict when the rule is broken; a checker may report ``warn``
+    for a near miss and ``fail`` past the limit, as the rule's docs explain.
+    """
+
+    code: str
+    name: str
+    summary: str
+    severity: Severity
+    docs: RuleDocs
+    since: str = "0.1.0"
+    status: Literal["stable", "preview", "deprecated"] = "stable"
+    tags: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if not CODE_PATTERN.match(self.code):
+            raise ValueError(
+                f"rule code {self.code!r} must be a prefix of capitals and three digits, e.g. PLT001"
+            )
+        if not NAME_PATTERN.match(self.name):
+            raise ValueError(f"rule name {self.name!r} must be kebab-case, e.g. system-ram-below-vram")
+        if not isinstance(self.severity, Severity):
+            object.__setattr__(self, "severity", Severity(self.severity))
+
+    @property
+    def prefix(self) -> str:
+        return self.code.rstrip("0123456789")
+
+    def finding(
+        self,
+        severity: Severity | str,
+        message: str,
+        *,
+        location: Location | None = None,
+        evidence: dict[str, Any] | None = None,
+        fix: str | None = None,
+        subject: str | None = None,
+        related: tuple[Location, ...] | list[Location] = (),
+    ) -> Finding:
+        """A finding of this rule; the engine fills in the checker and plugin names."""
+        return Finding(
+            code=self.code,
+            name=self.name,
+            severity=Severity(severity),
+            message=message,
+            evidence=evidence or {},
+            fix=fix,
+            location=location,
+            related=tuple(related),
+            subject=subject,
+        )
+
+    def passed(self, message: str, **details: Any) -> Finding:
+        return self.finding(Severity.PASS, message, **details)
+
+    def skipped(self, message: str, **details: Any) -> Finding:
+        return self.finding(Severity.SKIP, message, **details)
+
+    def warned(self, message: str, **details: Any) -> Finding:
+        return self.finding(Severity.WARN, message, **details)
+
+    def failed(self, message: str, **details: Any) -> Finding:
+        return self.finding(Severity.FAIL, message, **details)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "name": self.name,
+            "summary": self.summary,
+            "severity": self.severity.value,
+            "since": self.since,
+            "status": self.status,
+            "tags": list(self.tags),
+            "docs": {
+                "what": self.docs.what,
+                "why": self.docs.why,
+                "example": self.docs.example,
+                "fix": self.docs.fix,
+                "references": list(self.docs.references),
+            },
+        }
+
+
+def matches(code: str, selectors: list[str] | tuple[str, ...]) -> bool:
+    """Whether ``code`` is picked by any selector: a full code (``PLT001``), a prefix (``PLT``,
+    ``PLT0``) or ``ALL``, as ruff's ``--select`` reads them."""
+    return any(selector == "ALL" or code.startswith(selector) for selector in selectors)

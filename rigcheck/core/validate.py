@@ -1,0 +1,133 @@
+"""``rigcheck validate``: check spec files against the schema, the catalog and the YAML traps only.
+
+Each file is validated by the pydantic models (with positions), its GPU names are resolved
+against the catalog, and it is validated once more against the published JSON Schema, so that
+what editors check and what rigcheck checks cannot drift apart unnoticed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from rigcheck.core.errors import Problem, SpecError
+
+
+@dataclass
+class TrapRecord:
+    code: str
+    severity: str
+    message: str
+    line: int
+    column: int
+    pointer: str
+    fix: str
+
+
+@dataclass
+class ValidationResult:
+    path: str
+    kind: str | None = None
+    name: str | None = None
+    problems: list[Problem] = field(default_factory=list)
+    traps: list[TrapRecord] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "kind": self.kind,
+            "name": self.name,
+            "valid": not self.problems,
+            "errors": [problem.as_dict() for problem in self.problems],
+            "findings": [
+                {
+                    "code": t.code,
+                    "severity": t.severity,
+                    "message": t.message,
+                    "fix": t.fix,
+                    "location": {"file": self.path, "line": t.line, "column": t.column, "pointer": t.pointer},
+                }
+                for t in self.traps
+            ],
+        }
+
+
+def validate_files(paths: list[str]) -> list[ValidationResult]:
+    from rigcheck.core.catalog import Catalog
+    from rigcheck.core.context import CheckContext
+    from rigcheck.core.documents import load_spec
+    from rigcheck.core.engine import build_catalog
+    from rigcheck.core.plugin_manager import PluginHost
+    from rigcheck.plugins.spec_traps import YamlTrapChecker
+
+    severities = {rule.code: rule.severity.value for rule in YamlTrapChecker.rules}
+    catalog: Catalog | None = None
+    results = []
+    for path in paths:
+        result = ValidationResult(path)
+        results.append(result)
+        try:
+            document = load_spec(path)
+            result.kind, result.name = document.kind, document.name
+            result.traps = [
+                TrapRecord(
+                    trap.code,
+                    severities[trap.code],
+                    trap.message,
+                    trap.mark.line,
+                    trap.mark.column,
+                    trap.pointer,
+                    trap.fix,
+                )
+                for trap in document.traps
+            ]
+            if document.kind == "Rig":
+                if catalog is None:
+                    catalog = build_catalog(PluginHost().load())
+                CheckContext(document, None, catalog)
+            result.problems.extend(_json_schema_problems(document))
+        except SpecError as exc:
+            result.problems.extend(exc.problems)
+    return results
+
+
+def _json_schema_problems(document: Any) -> list[Problem]:
+    import jsonschema
+
+    from rigcheck.core.schemas import schema
+
+    validator = jsonschema.Draft202012Validator(schema(document.kind.lower()))
+    problems = []
+    for error in validator.iter_errors(document.yaml.data):
+        location = document.locate(document.pointer(*error.absolute_path))
+        problems.append(
+            Problem(
+                document.path,
+                f"does not match the published JSON Schema: {error.message}",
+                location.line or 1,
+                location.column or 1,
+                location.pointer or "/",
+                "SPEC010",
+            )
+        )
+    return problems
+
+
+def render_validation(results: list[ValidationResult], fmt: str, *, color: bool = False) -> str:
+    if fmt == "json":
+        return json.dumps([result.as_dict() for result in results], indent=2) + "\n"
+    lines = []
+    for result in results:
+        if result.problems:
+            lines.extend(problem.format() for problem in result.problems)
+            continue
+        for trap in result.traps:
+            lines.append(
+                f"{result.path}:{trap.line}:{trap.column}: {trap.severity}: {trap.message} [{trap.code}]"
+            )
+        lines.append(
+            f"{result.path}: valid {result.kind} {result.name!r}"
+            + (f" ({len(result.traps)} YAML trap(s))" if result.traps else "")
+        )
+    return "\n".join(lines) + "\n"

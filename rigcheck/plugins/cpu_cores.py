@@ -1,0 +1,122 @@
+"""PLT002: CPU cores for one process per GPU plus its data-loader workers (rules_facts.md CPU-1)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from rigcheck.core.checker import Checker
+from rigcheck.core.context import CheckContext, NodeView
+from rigcheck.core.findings import Finding, Severity
+from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.rules import Rule, RuleDocs
+
+CPU_CORES = Rule(
+    code="PLT002",
+    name="cpu-cores-below-data-loader-need",
+    summary="A node has fewer CPU cores than its GPU processes and their data-loader workers need",
+    severity=Severity.WARN,
+    docs=RuleDocs(
+        what="Checks `cores >= processes x (num_workers + 1) + 4` for each node: one core per GPU process, one "
+        "per data-loader worker, and four for the OS, launcher and logging. Processes are the GPUs of the "
+        "node (or fewer, when the workload's dp x tp x pp x cp is smaller); workers come from the workload's "
+        "`data.num_workers`, else 2 per GPU for training and 0 for inference. Numbers are in "
+        "`specs/rules/platform.yaml` (section `cpu_cores`).",
+        why="Data loading, tokenisation and augmentation run on the CPU. Too few cores starve the GPUs: Puget "
+        "Systems' quad-RTX 3090 workstation with a 10-core Xeon was CPU-bound in one of its tests.",
+        example="```yaml\nnodes:\n  - gpus: {model: RTX 3090, count: 4}\n    cpu: {cores: 10}   # PLT002 warn: "
+        "4 x (2 + 1) + 4 = 16 cores needed\n```",
+        fix="Choose a CPU with at least the number of cores the finding gives, or lower `data.num_workers` to the "
+        "largest value that fits.",
+        references=(
+            "S. Bekman, ML Engineering, 'CPU', https://github.com/stas00/ml-engineering/blob/master/compute/cpu/README.md",
+            "Puget Systems quad RTX 3090 test, as reported by thefpsreview.com (2020-10-22)",
+        ),
+    ),
+)
+
+
+class CpuCoresChecker(Checker):
+    name = "platform.cpu-cores"
+    rules = (CPU_CORES,)
+
+    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+        facts = ctx.facts("platform")["cpu_cores"]
+        reserved = int(facts["reserved_cores"])
+        workers, workers_from = _workers(ctx, facts)
+        for node in ctx.nodes:
+            subject = f"{ctx.rig.name} / {node.label}"
+            processes, processes_from = _processes(ctx, node)
+            if processes == 0:
+                yield CPU_CORES.skipped(
+                    f"{node.label} has no GPUs: no GPU processes to feed",
+                    location=ctx.rig_at(node.pointer),
+                    subject=subject,
+                )
+                continue
+            need = processes * (workers + 1) + reserved
+            cores = node.spec.cpu.cores if node.spec.cpu else None
+            if cores is None:
+                yield CPU_CORES.skipped(
+                    f"{node.label}: cpu.cores is not given; {processes} GPU processes with {workers} workers each "
+                    f"need {need} cores",
+                    location=ctx.rig_at(f"{node.pointer}/cpu"),
+                    subject=subject,
+                    fix=f"add cpu.cores (physical cores of all sockets) to the node; {need} or more passes",
+                )
+                continue
+            evidence = {
+                "cores": cores,
+                "processes": processes,
+                "processes_from": processes_from,
+                "workers_per_process": workers,
+                "workers_from": workers_from,
+                "reserved_cores": reserved,
+                "required_cores": need,
+                "formula": "processes x (workers + 1) + reserved",
+                **facts.cite(),
+            }
+            where = ctx.rig_at(f"{node.pointer}/cpu/cores")
+            noun = "process" if processes == 1 else "processes"
+            compared = (
+                f"{cores} cores for {processes} GPU {noun} x ({workers} workers + 1) + {reserved} "
+                f"= {need} needed"
+            )
+            if cores < need:
+                fitting = max((cores - reserved) // processes - 1, 0)
+                yield CPU_CORES.warned(
+                    f"{node.label}: {compared}",
+                    location=where,
+                    evidence=evidence,
+                    subject=subject,
+                    fix=f"use a CPU with at least {need} cores, or set data.num_workers to {fitting} "
+                    f"(the most that {cores} cores feed)",
+                )
+            else:
+                yield CPU_CORES.passed(
+                    f"{node.label}: {compared}", location=where, evidence=evidence, subject=subject
+                )
+
+
+def _workers(ctx: CheckContext, facts) -> tuple[int, str]:  # type: ignore[no-untyped-def]
+    workload = ctx.workload
+    if workload is not None and workload.data is not None and workload.data.num_workers is not None:
+        return workload.data.num_workers, "workload data.num_workers"
+    if workload is not None and workload.task == "inference":
+        return int(facts["inference_workers_per_gpu"]), "inference default"
+    return int(facts["default_workers_per_gpu"]), "default for training (2 per GPU)"
+
+
+def _processes(ctx: CheckContext, node: NodeView) -> tuple[int, str]:
+    gpus = node.gpus_per_node
+    workload = ctx.workload
+    if workload is None:
+        return gpus, "GPUs in the node"
+    world = workload.parallelism.world_size
+    if world < gpus:
+        return world, "workload dp x tp x pp x cp"
+    return gpus, "GPUs in the node"
+
+
+@hookimpl
+def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+    register(CpuCoresChecker())

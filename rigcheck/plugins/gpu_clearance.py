@@ -1,0 +1,117 @@
+"""PLT003: GPU card length against the chassis clearance, with a margin (rules_facts.md COOL-3)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from rigcheck.core.checker import Checker
+from rigcheck.core.context import CheckContext
+from rigcheck.core.findings import Finding, Severity
+from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.numbers import fmt
+from rigcheck.core.rules import Rule, RuleDocs
+
+GPU_LENGTH = Rule(
+    code="PLT003",
+    name="gpu-longer-than-chassis-clearance",
+    summary="A GPU card is longer than the chassis clearance, or leaves less than the margin",
+    severity=Severity.FAIL,
+    docs=RuleDocs(
+        what="Compares each card's length (the rig's `length_mm`, else the reference card's length from the "
+        "catalog) with the chassis' `gpu_clearance_mm`: fail when the card is longer, warn when it leaves "
+        "less than 30 mm, pass otherwise. The margin is in `specs/rules/platform.yaml` (`gpu_length`).",
+        why="Partner cards are often 30-50 mm longer than the reference design (RTX 4090: 304 mm Founders "
+        "Edition, up to 357.6 mm for partner cards). A front fan or radiator takes 25 mm or more of the "
+        "clearance a case maker quotes, and power cables need room to bend.",
+        example="```yaml\ngpus: {model: RTX 4090, length_mm: 336}\nchassis: {gpu_clearance_mm: 360}   # PLT003 warn: "
+        "24 mm left, under 30 mm\n```",
+        fix="Choose a shorter card or a case with more clearance; remove or move the front fan or radiator.",
+        references=(
+            "RTX 4090 card sizes, https://www.wepc.com/tips/rtx-4090-size/",
+            "rules_facts.md COOL-2/COOL-3 (card dimensions; length and height clearance)",
+        ),
+    ),
+)
+
+
+class GpuClearanceChecker(Checker):
+    name = "platform.gpu-clearance"
+    rules = (GPU_LENGTH,)
+
+    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+        facts = ctx.facts("platform")["gpu_length"]
+        margin = float(facts["margin_mm"])
+        for node in ctx.nodes:
+            subject = f"{ctx.rig.name} / {node.label}"
+            chassis = node.spec.chassis
+            clearance = chassis.gpu_clearance_mm if chassis else None
+            for gpu in node.gpus:
+                length = gpu.fact("length_mm")
+                where = ctx.rig_at(f"{gpu.pointer}/length_mm")
+                if length.value is None:
+                    form = gpu.facts.form_factor
+                    if form in ("SXM", "OAM", "SoC", "laptop"):
+                        message = (
+                            f"{gpu.facts.name} is a {form} part, not a card in a slot: no length to check"
+                        )
+                        fix = None
+                    else:
+                        message = f"{gpu.facts.name}: no card length in the catalog and none is given"
+                        fix = "add length_mm to the gpus entry (the card maker's specification)"
+                    yield GPU_LENGTH.skipped(message, location=where, subject=subject, fix=fix)
+                    continue
+                if clearance is None:
+                    yield GPU_LENGTH.skipped(
+                        f"{node.label}: chassis.gpu_clearance_mm is not given, so the {fmt(length.value)} mm "
+                        f"{gpu.facts.name} cannot be checked",
+                        location=where,
+                        subject=subject,
+                        fix="add chassis.gpu_clearance_mm from the case maker's specification",
+                    )
+                    continue
+                left = clearance - length.value
+                evidence = {
+                    "card_length_mm": length.value,
+                    "length_from": length.origin,
+                    "clearance_mm": clearance,
+                    "left_mm": left,
+                    "margin_mm": margin,
+                    "formula": "left = clearance - card length",
+                    **facts.cite(),
+                }
+                related = [ctx.rig_at(f"{node.pointer}/chassis/gpu_clearance_mm")]
+                compared = f"{fmt(length.value)} mm {gpu.facts.name} in {fmt(clearance)} mm of clearance"
+                if left < 0:
+                    yield GPU_LENGTH.failed(
+                        f"{compared}: {fmt(-left)} mm too long",
+                        location=where,
+                        related=related,
+                        evidence=evidence,
+                        subject=subject,
+                        fix=f"choose a card of at most {fmt(clearance - margin)} mm, or a case with at least "
+                        f"{fmt(length.value + margin)} mm of GPU clearance",
+                    )
+                elif left < margin:
+                    yield GPU_LENGTH.warned(
+                        f"{compared}: only {fmt(left)} mm left, under the {fmt(margin)} mm margin for front fans "
+                        f"and cables",
+                        location=where,
+                        related=related,
+                        evidence=evidence,
+                        subject=subject,
+                        fix=f"make sure no front fan or radiator sits in the card's path, or choose a case with "
+                        f"at least {fmt(length.value + margin)} mm of clearance",
+                    )
+                else:
+                    yield GPU_LENGTH.passed(
+                        f"{compared}: {fmt(left)} mm left",
+                        location=where,
+                        related=related,
+                        evidence=evidence,
+                        subject=subject,
+                    )
+
+
+@hookimpl
+def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+    register(GpuClearanceChecker())

@@ -1,0 +1,109 @@
+"""PLT001: system RAM of a node against the VRAM of its GPUs (rules_facts.md RAM-1)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from rigcheck.core.checker import Checker
+from rigcheck.core.context import CheckContext
+from rigcheck.core.findings import Finding, Severity
+from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.numbers import fmt
+from rigcheck.core.rules import Rule, RuleDocs
+
+SYSTEM_RAM = Rule(
+    code="PLT001",
+    name="system-ram-below-vram",
+    summary="A node has less system RAM than the VRAM of its GPUs",
+    severity=Severity.FAIL,
+    docs=RuleDocs(
+        what="Compares each node's system RAM (`memory_gib`) with the total memory of its GPUs: fail under "
+        "0.75x, warn under 1.0x, pass otherwise (noting when it is under the softer 2x recommendation). "
+        "Thresholds are in `specs/rules/platform.yaml` (section `system_ram`).",
+        why="Host RAM holds model weights while they load, pinned buffers for host-to-device copies, data-loader "
+        "workers and, with CPU offload, optimizer states. Practitioners size it at least equal to the VRAM of "
+        "the node; BLOOM-176B trained on nodes with 0.8x, the lowest known-good ratio.",
+        example="```yaml\nnodes:\n  - gpus: {model: H100 SXM, count: 8}   # 8 x 80 GiB = 640 GiB VRAM\n"
+        "    memory_gib: 256                     # PLT001 fail: 0.4x\n```",
+        fix="Fit at least as much RAM as the node's total VRAM (the finding gives the number); twice that leaves "
+        "room for CPU offload and large data-loader caches.",
+        references=(
+            "S. Bekman, ML Engineering, 'CPU memory', "
+            "https://github.com/stas00/ml-engineering/blob/master/compute/cpu-memory/README.md",
+            "BLOOM: A 176B-Parameter Open-Access Multilingual Language Model, arXiv:2211.05100 (512 GB RAM per "
+            "8x A100 80GB node)",
+        ),
+    ),
+)
+
+
+class SystemRamChecker(Checker):
+    name = "platform.system-ram"
+    rules = (SYSTEM_RAM,)
+
+    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+        limits = ctx.facts("platform")["system_ram"]
+        fail_below = float(limits["fail_below_ratio"])
+        warn_below = float(limits["warn_below_ratio"])
+        recommended = float(limits["recommended_ratio"])
+        for node in ctx.nodes:
+            subject = f"{ctx.rig.name} / {node.label}"
+            ram = node.spec.memory_gib
+            if not node.gpus:
+                yield SYSTEM_RAM.skipped(
+                    f"{node.label} has no GPUs: nothing to compare its RAM with",
+                    location=ctx.rig_at(node.pointer),
+                    subject=subject,
+                )
+                continue
+            vram = node.vram_gib_per_node
+            gpus = ", ".join(gpu.label for gpu in node.gpus)
+            if ram is None:
+                yield SYSTEM_RAM.skipped(
+                    f"{node.label}: memory_gib is not given, so RAM cannot be compared with {fmt(vram)} GiB of VRAM",
+                    location=ctx.rig_at(node.pointer),
+                    subject=subject,
+                    fix=f"add memory_gib to the node (at least {fmt(vram * warn_below)} GiB for {gpus})",
+                )
+                continue
+            ratio = ram / vram
+            evidence = {
+                "ram_gib": ram,
+                "vram_gib": vram,
+                "gpus": gpus,
+                "ratio": round(ratio, 3),
+                "formula": "ratio = memory_gib / sum(gpu count x gpu memory_gib)",
+                "fail_below_ratio": fail_below,
+                "warn_below_ratio": warn_below,
+                "recommended_ratio": recommended,
+                **limits.cite(),
+            }
+            where = ctx.rig_at(f"{node.pointer}/memory_gib")
+            compared = f"{fmt(ram)} GiB RAM is {fmt(ratio)}x the {fmt(vram)} GiB of VRAM ({gpus})"
+            need = vram * warn_below
+            fix = (
+                f"fit at least {fmt(need)} GiB of RAM ({fmt(warn_below)}x VRAM); "
+                f"{fmt(vram * recommended)} GiB ({fmt(recommended)}x) leaves room for CPU offload"
+            )
+            if ratio < fail_below:
+                severity, message = Severity.FAIL, f"{compared}, under {fmt(fail_below)}x"
+            elif ratio < warn_below:
+                severity, message = Severity.WARN, f"{compared}, under {fmt(warn_below)}x"
+            else:
+                note = (
+                    f" (under the {fmt(recommended)}x some builders recommend)" if ratio < recommended else ""
+                )
+                severity, message, fix = Severity.PASS, compared + note, None
+            yield SYSTEM_RAM.finding(
+                severity,
+                f"{node.label}: {message}",
+                location=where,
+                evidence=evidence,
+                fix=fix,
+                subject=subject,
+            )
+
+
+@hookimpl
+def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+    register(SystemRamChecker())

@@ -1,0 +1,58 @@
+"""The wheel carries the catalog, reference specs and schemas: build it, install it into a fresh
+virtualenv and run ``rigcheck check`` from there (outside the source tree)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+from .conftest import REPO
+
+
+@pytest.mark.slow
+def test_wheel_installs_and_checks_shipped_specs(tmp_path: Path) -> None:
+    dist = tmp_path / "dist"
+    subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(REPO)],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    [wheel] = dist.glob("rigcheck-*.whl")
+    import zipfile
+
+    names = zipfile.ZipFile(wheel).namelist()
+    for packaged in (
+        "rigcheck/_data/specs/hardware/gpus.yaml",
+        "rigcheck/_data/specs/rigs/home-2x3090.yaml",
+        "rigcheck/_data/schemas/report.schema.json",
+        "rigcheck/_data/specs/rules/platform.yaml",
+    ):
+        assert packaged in names
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True)
+    python = env_dir / ("Scripts" if sys.platform == "win32" else "bin") / "python"
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", str(wheel)],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    rigcheck = python.parent / "rigcheck"
+    result = subprocess.run(
+        [str(rigcheck), "check", "home-2x3090", "qwen-1.8b-law-lora", "--format", "json"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["verdict"] == "pass"
+    assert "site-packages" in report["inputs"][0]["path"]  # read from the wheel, not the checkout
+    assert {f["code"] for f in report["findings"]} >= {"PLT001", "PLT002", "PLT003"}
