@@ -185,7 +185,6 @@ def _cmd_version(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from rigcheck.core.documents import load_spec
     from rigcheck.core.engine import DEFAULT_TIMEOUT_S, RunOptions, build_catalog, run_checks
     from rigcheck.core.findings import Severity
     from rigcheck.core.specs_index import resolve_spec_argument
@@ -195,8 +194,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     rig_path = resolve_spec_argument(args.rig, "Rig")
     workload_path = resolve_spec_argument(args.workload, "Workload") if args.workload else None
-    rig_doc = load_spec(rig_path, kind="Rig")
-    workload_doc = load_spec(workload_path, kind="Workload") if workload_path else None
+    rig_doc, workload_doc = _load_both(rig_path, workload_path)
     catalog = build_catalog(registry)
     load_ms = (time.perf_counter() - started) * 1000
     options = RunOptions(
@@ -208,6 +206,26 @@ def _cmd_check(args: argparse.Namespace) -> int:
     report = run_checks(rig_doc, workload_doc, registry, catalog, options, load_ms=load_ms)
     _emit(renderer(report, _render_options(args)), args.output)
     return report.exit_code
+
+
+def _load_both(rig_path: str, workload_path: str | None) -> tuple[Any, Any]:
+    """Load the rig and the workload; report the problems of both files before giving up."""
+    from rigcheck.core.documents import load_spec
+    from rigcheck.core.errors import SpecError
+
+    loaded: list[Any] = []
+    problems = []
+    for path, kind in ((rig_path, "Rig"), (workload_path, "Workload")):
+        if path is None:
+            loaded.append(None)
+            continue
+        try:
+            loaded.append(load_spec(path, kind=kind))
+        except SpecError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise SpecError(problems)
+    return loaded[0], loaded[1]
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:

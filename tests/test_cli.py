@@ -11,7 +11,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from .conftest import MINIMAL_RIG, REPO, SPECS
+from .conftest import MINIMAL_RIG, MINIMAL_WORKLOAD, REPO, SPECS
 
 HOME = str(SPECS / "rigs" / "home-2x3090.yaml")
 QWEN = str(SPECS / "workloads" / "qwen-1.8b-lora.yaml")
@@ -226,3 +226,15 @@ def test_importing_the_cli_does_no_work() -> None:
     imported = [line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if "|" in line]
     for heavy in (*FORBIDDEN, "pydantic", "yaml", "pluggy"):
         assert not _has(set(imported), heavy), heavy  # models and plugins load when a command runs
+
+
+def test_problems_of_both_files_are_reported_together(run_cli, write_spec) -> None:  # type: ignore[no-untyped-def]
+    rig = write_spec(MINIMAL_RIG.replace("memory_gib: 64", "memory_gib: lots"), "rig.yaml")
+    workload = write_spec(MINIMAL_WORKLOAD.replace("task: pretrain", "task: pretrian"), "workload.yaml")
+    result = run_cli("check", rig, workload)
+    assert result.exit_code == 2
+    assert (
+        "rig.yaml:8:17" in result.err
+        and "workload.yaml:5:7" in result.err
+        and "did you mean 'pretrain'" in result.err
+    )

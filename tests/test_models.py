@@ -22,15 +22,6 @@ def test_shipped_specs_load(path: Path) -> None:
     assert document.traps == []
 
 
-def test_contract_examples_are_copied_unchanged() -> None:
-    shared = SPECS.parents[1] / "shared" / "spec-examples"
-    if not shared.is_dir():  # the contract folder sits beside the project only in the workshop
-        pytest.skip("../shared/spec-examples not present")
-    for original in shared.glob("*/*.yaml"):
-        copy = SPECS / original.parent.name / original.name
-        assert copy.read_bytes() == original.read_bytes(), original.name
-
-
 def test_example_values_are_read_as_meant() -> None:
     workload = load_spec(str(SPECS / "workloads" / "gpt-125m-pretrain.yaml")).model
     assert workload.data.tokens == 5.0e8  # PyYAML would load '5.0e8' as a string

@@ -1,0 +1,30 @@
+"""The code in docs/plugins.md works as written."""
+
+from __future__ import annotations
+
+import re
+import sys
+import types
+
+from rigcheck.core.documents import parse_spec
+from rigcheck.core.engine import RunOptions, build_catalog, run_checks
+from rigcheck.core.findings import Severity
+from rigcheck.core.plugin_manager import PluginHost
+
+from .conftest import REPO
+
+
+def test_plugin_tutorial_checker_runs(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    code = re.search(r"```python\n(.*?)\n```", (REPO / "docs" / "plugins.md").read_text(), re.S).group(1)
+    module = types.ModuleType("rigcheck_site_policy")
+    exec(compile(code, "docs/plugins.md", "exec"), module.__dict__)
+    monkeypatch.setitem(sys.modules, "rigcheck_site_policy", module)
+    registry = PluginHost(autoload=False, extra_modules=["rigcheck_site_policy"]).load()
+    rig = parse_spec(
+        "apiVersion: rigcheck/v1\nkind: Rig\nname: p\nlabels: {env: production}\nnodes:\n"
+        "  - gpus: {model: RTX 4090}\n  - gpus: {model: L40S}\n",
+        "prod.yaml",
+    )
+    report = run_checks(rig, None, registry, build_catalog(registry), RunOptions(select=("SITE",)))
+    verdicts = [(f.severity, f.location.line) for f in report.findings]
+    assert verdicts == [(Severity.FAIL, 6), (Severity.PASS, 7)]
