@@ -103,6 +103,24 @@ def build_parser() -> argparse.ArgumentParser:
     _add_plugin_options(check)
     check.set_defaults(handler=_cmd_check)
 
+    estimate = commands.add_parser(
+        "estimate",
+        help="per-GPU memory breakdown and speed of a workload",
+        description="Estimate a workload's per-GPU memory (every component, and the "
+        "allocated / reserved / device totals), and with --rig the fit, "
+        "the largest micro-batch that fits and the speed.",
+    )
+    estimate.add_argument("workload", metavar="WORKLOAD", help="workload spec file or shipped name")
+    estimate.add_argument("--rig", metavar="RIG", help="rig spec file or shipped name to fit the workload on")
+    estimate.add_argument("-f", "--format", choices=("text", "json"), default="text")
+    estimate.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+    _add_plugin_options(estimate)
+    estimate.set_defaults(handler=_cmd_estimate)
+
+    models = commands.add_parser("models", help="list the model presets (architecture numbers with sources)")
+    models.add_argument("--format", choices=("text", "json"), default="text")
+    models.set_defaults(handler=_cmd_models)
+
     validate = commands.add_parser("validate", help="validate spec files (schema and YAML traps only)")
     validate.add_argument("files", metavar="FILE", nargs="+")
     _add_output_options(validate, formats_help="text (default) or json")
@@ -226,6 +244,75 @@ def _load_both(rig_path: str, workload_path: str | None) -> tuple[Any, Any]:
     if problems:
         raise SpecError(problems)
     return loaded[0], loaded[1]
+
+
+def _cmd_estimate(args: argparse.Namespace) -> int:
+    import json
+
+    from rigcheck.core import estimate_report
+    from rigcheck.core.context import CheckContext
+    from rigcheck.core.engine import build_catalog
+    from rigcheck.core.specs_index import resolve_spec_argument
+
+    workload_path = resolve_spec_argument(args.workload, "Workload")
+    rig_path = resolve_spec_argument(args.rig, "Rig") if args.rig else None
+    rig_doc, workload_doc = (
+        _load_both(rig_path, workload_path) if rig_path else (None, _load_both_workload(workload_path))
+    )
+    ctx = None
+    if rig_doc is not None:
+        ctx = CheckContext(rig_doc, workload_doc, build_catalog(_load_registry(args)))
+    result = estimate_report.build(workload_doc, ctx)
+    text = (
+        json.dumps(result, indent=2) + "\n" if args.format == "json" else estimate_report.render_text(result)
+    )
+    _emit(text, args.output)
+    return EXIT_OK
+
+
+def _load_both_workload(path: str) -> Any:
+    from rigcheck.core.context import _resolve_model
+    from rigcheck.core.documents import load_spec
+
+    document = load_spec(path, kind="Workload")
+    _resolve_model(document)  # a bad preset or LoRA target is an error at its line
+    return document
+
+
+def _cmd_models(args: argparse.Namespace) -> int:
+    import json
+
+    from rigcheck.core.estimation.architecture import architecture_from_mapping, find_preset, preset_ids
+
+    rows = []
+    for model_id in preset_ids():
+        entry = find_preset(model_id)
+        arch = architecture_from_mapping(entry, name=model_id)
+        rows.append(
+            {
+                "id": model_id,
+                "name": entry["name"],
+                "params_b": entry["params_b"],
+                "layers": arch.layers,
+                "hidden": arch.hidden,
+                "heads": arch.heads,
+                "kv_heads": arch.kv_heads,
+                "ffn": arch.ffn,
+                "vocab": arch.vocab,
+                "family": arch.family,
+                "aliases": entry.get("aliases", []),
+                "source": entry["source"],
+            }
+        )
+    if args.format == "json":
+        print(json.dumps(rows, indent=2))
+        return EXIT_OK
+    for row in rows:
+        print(
+            f"{row['id']:<18} {row['params_b']:>8g}B  L{row['layers']:<3} h{row['hidden']:<6} "
+            f"heads {row['heads']}/{row['kv_heads']:<3} ffn {row['ffn']:<6} vocab {row['vocab']:<7} {row['name']}"
+        )
+    return EXIT_OK
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:

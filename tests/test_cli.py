@@ -23,7 +23,9 @@ def report_schema() -> dict:  # type: ignore[type-arg]
 
 def test_check_json_report_validates_and_every_finding_points_at_its_field(run_cli) -> None:  # type: ignore[no-untyped-def]
     result = run_cli("check", HOME, QWEN, "--format", "json")
-    assert result.exit_code == 0, result.err
+    assert result.exit_code == 1, (
+        result.err
+    )  # BW003: 120M tokens need about 14 h on one RTX 3090, planned 8 h
     report = result.json()
     jsonschema.Draft202012Validator(report_schema()).validate(report)
     assert report["subject"] == "home-2x3090 + qwen-1.8b-law-lora"
@@ -46,7 +48,7 @@ def test_check_json_report_validates_and_every_finding_points_at_its_field(run_c
 
 
 def test_check_by_shipped_names_and_text_output(run_cli) -> None:  # type: ignore[no-untyped-def]
-    result = run_cli("check", "home-2x3090", "qwen-1.8b-law-lora", "--color", "never")
+    result = run_cli("check", "home-2x3090", "qwen-1.8b-law-lora", "--color", "never", "--select", "SPEC,PLT")
     assert result.exit_code == 0, result.err
     assert result.out.startswith("rigcheck 0.1.0: home-2x3090 + qwen-1.8b-law-lora")
     assert "✓ PLT001 node ws: 64 GiB RAM is 1.33x the 48 GiB of VRAM" in result.out
@@ -202,7 +204,7 @@ def modules_loaded_by(*args: str) -> set[str]:
     """Every module in sys.modules after ``rigcheck ARGS`` ran (importlib imports included, which
     ``python -X importtime`` does not list)."""
     result = _run("-c", MODULES_AFTER, *args, env={**os.environ, "RIGCHECK_DISABLE_PLUGIN_AUTOLOAD": "1"})
-    assert result.returncode == 0, result.stderr
+    assert result.returncode in (0, 1), result.stderr
     return set(json.loads(result.stderr.split("MODULES ", 1)[1]))
 
 

@@ -24,4 +24,6 @@ def test_exactly_two_commands_and_ci_runs_the_test_one() -> None:
 def test_the_main_command_names_shipped_specs(run_cli) -> None:  # type: ignore[no-untyped-def]
     run_command = readme_commands()[0]
     arguments = run_command.split("rigcheck check ", 1)[1].split()
-    assert run_cli("check", *arguments).exit_code == 0
+    result = run_cli("check", *arguments)
+    assert result.exit_code in (0, 1), result.err  # a real check: findings may fail it, but never exit 2
+    assert "MEM001" in result.out and "PLT001" in result.out

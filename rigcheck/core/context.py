@@ -111,6 +111,7 @@ class CheckContext:
         self.workload_doc = workload_doc
         self.catalog = catalog
         self.nodes = _resolve_nodes(rig_doc, catalog)
+        self.arch = _resolve_model(workload_doc) if workload_doc is not None else None
 
     @property
     def rig(self) -> Rig:
@@ -143,6 +144,25 @@ class CheckContext:
     def facts(self, name: str) -> dict[str, FactSection]:
         """Rule thresholds from ``specs/rules/NAME.yaml`` (each section with source and as_of)."""
         return load_rule_facts(name)
+
+
+def _resolve_model(workload_doc: SpecDocument) -> Any:
+    """The workload's model architecture; a bad preset, config or LoRA target is an error at its line."""
+    import os
+
+    from rigcheck.core.estimation.architecture import resolve_architecture
+
+    workload = workload_doc.model
+    arch = resolve_architecture(
+        workload.model, document=workload_doc, base_dir=os.path.dirname(workload_doc.path)
+    )
+    if workload.task in ("lora", "qlora") and workload.lora and workload.lora.targets:
+        for index, target in enumerate(workload.lora.targets):
+            try:
+                arch.lora_roles([target])
+            except ValueError as exc:
+                raise SpecError(problem_at(workload_doc, f"/lora/targets/{index}", str(exc))) from None
+    return arch
 
 
 def _resolve_nodes(rig_doc: SpecDocument, catalog: Catalog) -> list[NodeView]:

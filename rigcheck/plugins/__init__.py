@@ -7,4 +7,6 @@ BUILTIN_PLUGINS = (
     "rigcheck.plugins.system_ram",
     "rigcheck.plugins.cpu_cores",
     "rigcheck.plugins.gpu_clearance",
+    "rigcheck.plugins.vram_fit",
+    "rigcheck.plugins.hbm_bandwidth",
 )

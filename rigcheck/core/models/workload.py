@@ -171,6 +171,34 @@ class ModelSpec(SpecModel):
     tied_embeddings: bool | None = None
     moe: Moe | None = None
     architecture: choice("decoder", "encoder", "encoder-decoder") | None = None
+    family: (
+        choice(
+            "llama",
+            "mixtral",
+            "gpt2",
+            "gpt_bigcode",
+            "qwen1",
+            "falcon",
+            "chatglm",
+            "opt",
+            "bert",
+            "phi",
+            "t5",
+            description="Module naming for LoRA targets (llama: q_proj ... down_proj; gpt2: c_attn, c_proj, "
+            "c_fc; ...).",
+        )
+        | None
+    ) = None
+    norm: choice("rmsnorm", "layernorm") | None = None
+    head: (
+        choice(
+            "lm",
+            "classification",
+            description="lm: logits over the vocabulary; classification: a few labels.",
+        )
+        | None
+    ) = None
+    dropout: bool | None = Field(None, description="The model trains with dropout (GPT-2, BERT, OPT do).")
 
 
 class Batch(SpecModel):
@@ -305,5 +333,38 @@ class Workload(SpecModel):
     run: Run | None = None
     inference: Inference | None = None
     launcher: Launcher | None = None
+    framework: (
+        choice(
+            "transformers",
+            "torchtune",
+            "litgpt",
+            "lightning",
+            "deepspeed",
+            "megatron",
+            "llama-factory",
+            "axolotl",
+            "unsloth",
+            "nanogpt",
+            "pytorch",
+            "other",
+            aliases={
+                "hf": "transformers",
+                "trl": "transformers",
+                "peft": "transformers",
+                "accelerate": "transformers",
+                "llamafactory": "llama-factory",
+                "nemo": "megatron",
+                "megatron-lm": "megatron",
+            },
+            description="The training code: it decides details the estimate follows (QLoRA through bitsandbytes "
+            "keeps linear inputs, torchtune's torchao NF4 does not; torchtune's AdamW is fused).",
+        )
+        | None
+    ) = None
+    optimizer_in_backward: bool = Field(
+        False,
+        description="Step the optimizer inside backward (torchtune "
+        "optimizer_in_bwd): gradients are never all held at once.",
+    )
     runs_on: list[str] | None = Field(None, description="Rig files or names this workload is planned for.")
     labels: string_map() | None = None

@@ -1,0 +1,363 @@
+"""The shared estimates: per-GPU memory, training speed and decode speed of a workload on a GPU.
+
+This is the module checkers and third-party plugins import::
+
+    from rigcheck.core.estimate import estimate_workload
+
+    estimate = estimate_workload(ctx.workload, gpu=node.gpus[0].facts, gpus_per_node=8)
+    estimate.memory.device_gib, estimate.memory.component("activations"), estimate.training
+
+The arithmetic lives in ``rigcheck.core.estimation`` (architecture, memory, throughput); this
+module turns a workload spec into its inputs, searches for the largest micro-batch that fits, and
+re-estimates the changes that would make a workload fit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from rigcheck.core.catalog import GpuSpec
+from rigcheck.core.estimation.architecture import Architecture, resolve_architecture
+from rigcheck.core.estimation.memory import GIB, MemoryEstimate, MemoryInputs, estimate_memory
+from rigcheck.core.estimation.throughput import DecodeSpeed, TrainingSpeed, decode_speed, training_speed
+
+__all__ = [
+    "GIB",
+    "Alternative",
+    "Architecture",
+    "MemoryEstimate",
+    "MemoryInputs",
+    "WorkloadEstimate",
+    "alternatives",
+    "estimate_memory",
+    "estimate_workload",
+    "largest_micro_batch",
+    "memory_inputs",
+    "required_bytes",
+    "resolve_architecture",
+    "run_tokens",
+    "usable_bytes",
+]
+
+
+def memory_inputs(workload: Any, arch: Architecture, *, gpus_per_node: int = 8) -> MemoryInputs:
+    """The estimator's inputs from a validated Workload model."""
+    batch, par, lora, qlora, inference = (
+        workload.batch,
+        workload.parallelism,
+        workload.lora,
+        workload.qlora,
+        workload.inference,
+    )
+    training = workload.task != "inference"
+    seq_len = (
+        (batch.seq_len if batch and batch.seq_len else None)
+        or (inference.context_len if inference else None)
+        or arch.max_position
+        or 2048
+    )
+    optimizer = workload.optimizer or ("adamw" if training else "none")
+    quantization = workload.quantization
+    return MemoryInputs(
+        arch=arch,
+        task=workload.task,
+        precision=workload.precision,
+        optimizer=optimizer,
+        quantization=quantization,
+        micro_batch=batch.micro if batch else 1,
+        seq_len=seq_len,
+        grad_accum=batch.grad_accum if batch else 1,
+        activation_checkpointing=workload.activation_checkpointing,
+        attention=workload.attention or "sdpa",
+        loss=workload.loss,
+        dp=par.dp,
+        tp=par.tp,
+        pp=par.pp,
+        sp=par.sp,
+        cp=par.cp,
+        ep=par.ep,
+        zero=par.zero,
+        fsdp=par.fsdp,
+        offload=par.offload,
+        offload_params=par.offload_params,
+        optimizer_in_backward=workload.optimizer_in_backward,
+        lora_rank=lora.rank
+        if lora
+        else (8 if workload.task in ("lora", "qlora") else 0),  # PEFT LoraConfig r=8
+        lora_targets=tuple(lora.targets) if lora and lora.targets else (),
+        lora_dropout=(lora.dropout or 0.0) if lora else 0.0,
+        modules_to_save=tuple(lora.modules_to_save) if lora and lora.modules_to_save else (),
+        qlora_quant=qlora.quant if qlora else "nf4",
+        qlora_double_quant=qlora.double_quant if qlora else True,
+        concurrency=inference.concurrency if inference else (batch.micro if batch else 1),
+        context_len=inference.context_len if inference and inference.context_len else seq_len,
+        prompt_len=inference.prompt_len if inference else None,
+        kv_cache_dtype=inference.kv_cache_dtype if inference else None,
+        engine=inference.engine if inference else None,
+        gpu_memory_utilization=inference.gpu_memory_utilization if inference else None,
+        gpus_per_node=gpus_per_node,
+        framework=workload.framework,
+    )
+
+
+def run_tokens(workload: Any, seq_len: int) -> float | None:
+    """Tokens the run processes: ``data.tokens`` (x epochs), else samples x sequence length."""
+    data = workload.data
+    if data is None:
+        return None
+    epochs = data.epochs or 1
+    if data.tokens:
+        return data.tokens * epochs
+    if data.samples:
+        return data.samples * seq_len * epochs
+    return None
+
+
+@dataclass(frozen=True)
+class WorkloadEstimate:
+    arch: Architecture
+    inputs: MemoryInputs
+    memory: MemoryEstimate
+    training: TrainingSpeed | None = None
+    decode: DecodeSpeed | None = None
+
+
+def estimate_workload(
+    workload: Any,
+    *,
+    gpu: GpuSpec | None = None,
+    gpus_per_node: int = 8,
+    arch: Architecture | None = None,
+    document: Any = None,
+) -> WorkloadEstimate:
+    """Memory (and, with a GPU, speed) of a workload. ``document`` positions model errors."""
+    if arch is None:
+        import os
+
+        base_dir = os.path.dirname(document.path) if document is not None else None
+        arch = resolve_architecture(workload.model, document=document, base_dir=base_dir)
+    inputs = memory_inputs(workload, arch, gpus_per_node=gpus_per_node)
+    memory = estimate_memory(inputs)
+    train = decode = None
+    if gpu is not None:
+        from rigcheck.core.facts import load_rule_facts
+
+        facts = load_rule_facts("throughput")
+        if inputs.training:
+            train = training_speed(
+                inputs, gpu, facts, gpus=inputs.world, run_tokens=run_tokens(workload, inputs.seq_len)
+            )
+        else:
+            weights = memory.component("weights")
+            decode = decode_speed(
+                inputs, gpu, facts, weight_bytes=weights.bytes if weights else 0.0, engine=inputs.engine
+            )
+    return WorkloadEstimate(arch, inputs, memory, train, decode)
+
+
+# -- fitting ----------------------------------------------------------------------------------------------
+
+
+def usable_bytes(
+    gpu: GpuSpec,
+    *,
+    memory_gib: float | None = None,
+    ecc_enabled: bool | None = None,
+    facts: Mapping[str, Any] | None = None,
+) -> tuple[float, str]:
+    """VRAM a process can use: the catalog's measured usable figure (what nvidia-smi reports as
+    total), else a fraction of capacity; GDDR cards with ECC switched on lose 1/16 to check bits."""
+    if facts is None:
+        from rigcheck.core.facts import load_rule_facts
+
+        facts = load_rule_facts("memory")
+    fraction = float(facts["fit"]["usable_fallback_fraction"])
+    if memory_gib is not None:
+        value, why = memory_gib * fraction, f"{memory_gib:g} GiB (rig) x {fraction:g}"
+    elif gpu.usable_gib_approx:
+        value, why = (
+            gpu.usable_gib_approx,
+            f"{gpu.usable_gib_approx:g} GiB usable (catalog, as nvidia-smi reports)",
+        )
+    else:
+        value, why = gpu.memory_gib * fraction, f"{gpu.memory_gib:g} GiB x {fraction:g} (catalog)"
+    if ecc_enabled and gpu.ecc == "optional":
+        value *= 15 / 16
+        why += " x 15/16 (ECC on)"
+    return value * GIB, why
+
+
+def required_bytes(estimate: MemoryEstimate) -> float:
+    """What must fit in the GPU: the device total; for vLLM the same, since the engine's pool
+    (gpu_memory_utilization of the card) must hold weights, activations and the KV cache."""
+    return estimate.device
+
+
+def capacity_for(estimate: MemoryEstimate, usable: float, facts: Mapping[str, Any] | None = None) -> float:
+    """What the workload may use: the usable VRAM, or vLLM's share of it."""
+    if estimate.inputs.engine == "vllm" and not estimate.inputs.training:
+        if facts is None:
+            from rigcheck.core.facts import load_rule_facts
+
+            facts = load_rule_facts("memory")
+        utilization = estimate.inputs.gpu_memory_utilization or float(
+            facts["inference"]["vllm_gpu_memory_utilization"]
+        )
+        return usable * utilization
+    return usable
+
+
+def largest_micro_batch(inputs: MemoryInputs, capacity: float, *, limit: int = 4096) -> int:
+    """The largest micro-batch (training) or concurrency (inference) whose device total fits; 0 if none."""
+    field_name = "micro_batch" if inputs.training else "concurrency"
+
+    def fits(value: int) -> bool:
+        return estimate_memory(replace(inputs, **{field_name: value})).device <= capacity
+
+    if not fits(1):
+        return 0
+    low, high = 1, 2
+    while high <= limit and fits(high):
+        low, high = high, high * 2
+    high = min(high, limit + 1)
+    while high - low > 1:
+        middle = (low + high) // 2
+        if fits(middle):
+            low = middle
+        else:
+            high = middle
+    return low
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """A change to the workload, re-estimated."""
+
+    name: str
+    description: str
+    changes: dict[str, Any]
+    estimate: MemoryEstimate
+    fits: bool = field(default=False)
+
+
+def _candidates(inputs: MemoryInputs) -> list[tuple[str, str, dict[str, Any]]]:
+    """Changes in order of how little they change the run (same global batch first)."""
+    out: list[tuple[str, str, dict[str, Any]]] = []
+    if inputs.training:
+        micro = inputs.micro_batch
+        while micro > 1:
+            micro //= 2
+            factor = inputs.micro_batch // micro
+            out.append(
+                (
+                    f"micro-batch {micro}",
+                    f"batch.micro {micro} with batch.grad_accum "
+                    f"{inputs.grad_accum * factor} (same global batch)",
+                    {"micro_batch": micro, "grad_accum": inputs.grad_accum * factor},
+                )
+            )
+        if inputs.loss != "chunked":
+            out.append(
+                (
+                    "chunked loss",
+                    "loss: chunked (fused/chunked cross-entropy: Liger, torchtune)",
+                    {"loss": "chunked"},
+                )
+            )
+        if inputs.attention != "flash":
+            out.append(
+                ("flash attention", "attention: flash (no s x s scores; native GQA)", {"attention": "flash"})
+            )
+        if inputs.activation_checkpointing != "full":
+            out.append(
+                (
+                    "activation checkpointing",
+                    "activation_checkpointing: true (about 33% more compute)",
+                    {"activation_checkpointing": "full"},
+                )
+            )
+        if inputs.optimizer in ("adamw", "adam") and not inputs.frozen_base:
+            out.append(
+                ("8-bit optimizer", "optimizer: adamw-8bit (bitsandbytes)", {"optimizer": "adamw-8bit"})
+            )
+        if inputs.task in ("pretrain", "full_finetune"):
+            out.append(
+                (
+                    "LoRA",
+                    "task: lora (rank 16 on all linear layers)",
+                    {"task": "lora", "lora_rank": 16, "lora_targets": ("all-linear",)},
+                )
+            )
+        if inputs.task in ("pretrain", "full_finetune", "lora"):
+            out.append(
+                (
+                    "QLoRA",
+                    "task: qlora (NF4 base, rank 16 on all linear layers)",
+                    {
+                        "task": "qlora",
+                        "lora_rank": inputs.lora_rank or 16,
+                        "lora_targets": inputs.lora_targets or ("all-linear",),
+                    },
+                )
+            )
+        if inputs.dp > 1 and inputs.zero < 3 and not inputs.fsdp:
+            stage = inputs.zero + 1
+            out.append(
+                (
+                    f"ZeRO-{stage}",
+                    f"parallelism.zero: {stage} (shard states across {inputs.dp} GPUs)",
+                    {"zero": stage},
+                )
+            )
+        if inputs.offload == "none" and not inputs.frozen_base:
+            out.append(
+                (
+                    "CPU offload",
+                    "parallelism.offload: cpu (optimizer states in host RAM; slower steps)",
+                    {"offload": "cpu", "zero": max(inputs.zero, 2)},
+                )
+            )
+    else:
+        if (inputs.kv_cache_dtype or "bf16") not in ("fp8", "int8", "int4"):
+            out.append(("fp8 KV cache", "inference.kv_cache_dtype: fp8", {"kv_cache_dtype": "fp8"}))
+        if inputs.concurrency > 1:
+            out.append(
+                (
+                    "half the concurrency",
+                    f"inference.concurrency: {inputs.concurrency // 2}",
+                    {"concurrency": inputs.concurrency // 2},
+                )
+            )
+        if not inputs.quantization or inputs.quantization == "none":
+            out.append(("int8 weights", "quantization: int8", {"quantization": "int8"}))
+            out.append(("4-bit weights", "quantization: awq (4-bit, group 128)", {"quantization": "awq"}))
+    tp = inputs.tp * 2
+    out.append(
+        (
+            f"tensor parallel {tp}",
+            f"parallelism.tp: {tp} ({tp // inputs.tp}x the GPUs; needs fast links)",
+            {"tp": tp},
+        )
+    )
+    return out
+
+
+def alternatives(
+    inputs: MemoryInputs,
+    capacity: float,
+    *,
+    check: Callable[[MemoryEstimate], bool] | None = None,
+    limit: int = 12,
+) -> list[Alternative]:
+    """Each single change re-estimated; ``check`` decides "fits" (default: device total <= capacity)."""
+    check = check or (lambda estimate: estimate.device <= capacity)
+    results: list[Alternative] = []
+    for name, description, changes in _candidates(inputs)[: limit + 8]:
+        try:
+            estimate = estimate_memory(replace(inputs, **changes))
+        except ValueError:
+            continue
+        results.append(Alternative(name, description, changes, estimate, check(estimate)))
+    return results

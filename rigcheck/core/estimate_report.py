@@ -1,0 +1,158 @@
+"""``rigcheck estimate``: the memory breakdown, the fit on a rig's GPU, and the speed, as a table or JSON."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from rigcheck.core.estimate import (
+    GIB,
+    WorkloadEstimate,
+    capacity_for,
+    estimate_workload,
+    largest_micro_batch,
+    required_bytes,
+    usable_bytes,
+)
+
+
+def build(workload_doc: Any, rig_ctx: Any | None) -> dict[str, Any]:
+    """The estimate as a JSON-ready dict; ``rig_ctx`` is a CheckContext when a rig was given."""
+    workload = workload_doc.model
+    gpu_view = node = None
+    if rig_ctx is not None:
+        for candidate in rig_ctx.nodes:
+            if candidate.gpus:
+                node, gpu_view = candidate, candidate.gpus[0]
+                break
+    arch = rig_ctx.arch if rig_ctx is not None and rig_ctx.arch is not None else None
+    estimate = estimate_workload(
+        workload,
+        gpu=gpu_view.facts if gpu_view else None,
+        gpus_per_node=node.gpus_per_node if node else 8,
+        arch=arch,
+        document=workload_doc,
+    )
+    result: dict[str, Any] = {
+        "workload": {
+            "name": workload.name,
+            "path": workload_doc.path,
+            "task": workload.task,
+            "precision": workload.precision,
+        },
+        "model": _model(estimate),
+        "inputs": _inputs(estimate),
+        "memory": {"per_gpu": estimate.memory.as_dict()},
+        "rig": None,
+        "fit": None,
+        "speed": None,
+    }
+    if gpu_view is not None:
+        usable, why = usable_bytes(
+            gpu_view.facts, memory_gib=gpu_view.spec.memory_gib, ecc_enabled=gpu_view.spec.ecc
+        )
+        capacity = capacity_for(estimate.memory, usable)
+        need = required_bytes(estimate.memory)
+        result["rig"] = {
+            "name": rig_ctx.rig.name,
+            "gpu": gpu_view.facts.name,
+            "usable_gib": round(usable / GIB, 3),
+            "usable_from": why,
+        }
+        result["fit"] = {
+            "budget_gib": round(capacity / GIB, 3),
+            "device_gib": round(need / GIB, 3),
+            "share": round(need / capacity, 3),
+            "fits": need <= capacity,
+            (
+                "largest_micro_batch" if estimate.inputs.training else "largest_concurrency"
+            ): largest_micro_batch(estimate.inputs, capacity),
+        }
+        if estimate.training is not None:
+            result["speed"] = {"training": estimate.training.as_dict()}
+        elif estimate.decode is not None:
+            result["speed"] = {"decode": estimate.decode.as_dict()}
+    return result
+
+
+def _model(estimate: WorkloadEstimate) -> dict[str, Any]:
+    arch = estimate.arch
+    return {
+        "name": arch.name,
+        "family": arch.family,
+        "params_b": round(arch.params / 1e9, 4),
+        "published_params_b": round(arch.published_params / 1e9, 4) if arch.published_params else None,
+        "layers": arch.layers,
+        "hidden": arch.hidden,
+        "heads": arch.heads,
+        "kv_heads": arch.kv_heads,
+        "head_dim": arch.head_dim,
+        "ffn": arch.ffn,
+        "vocab": arch.vocab,
+        "mlp": arch.mlp,
+        "tied_embeddings": arch.tied_embeddings,
+        "experts": arch.experts,
+        "source": arch.source,
+    }
+
+
+def _inputs(estimate: WorkloadEstimate) -> dict[str, Any]:
+    values = asdict(estimate.inputs)
+    values.pop("arch", None)
+    return {key: (list(value) if isinstance(value, tuple) else value) for key, value in values.items()}
+
+
+def render_text(result: dict[str, Any]) -> str:
+    model, memory = result["model"], result["memory"]["per_gpu"]
+    inputs = result["inputs"]
+    lines = [
+        f"{result['workload']['name']}: {inputs['task']} of {model['name']} ({model['params_b']:g}B params), "
+        f"{inputs['precision']}, micro-batch {inputs['micro_batch']} x {inputs['seq_len']} tokens",
+        "",
+        f"{'per GPU':<24} {'GiB':>8}  how",
+    ]
+    for name, item in memory["components"].items():
+        lines.append(f"{name:<24} {item['gib']:>8.2f}  {item['formula']}")
+    lines.append("")
+    lines.append(
+        f"{'allocated':<24} {memory['allocated_gib']:>8.2f}  peak during the {memory['peak_phase']} "
+        f"(torch.cuda.max_memory_allocated)"
+    )
+    lines.append(f"{'reserved':<24} {memory['reserved_gib']:>8.2f}  torch.cuda.max_memory_reserved")
+    lines.append(f"{'device':<24} {memory['device_gib']:>8.2f}  what nvidia-smi shows")
+    for note in memory["notes"]:
+        lines.append(f"  note: {note}")
+    fit = result["fit"]
+    if fit:
+        rig = result["rig"]
+        verdict = "fits" if fit["fits"] else "does NOT fit"
+        largest = fit.get("largest_micro_batch", fit.get("largest_concurrency"))
+        what = "micro-batch" if "largest_micro_batch" in fit else "concurrency"
+        lines += [
+            "",
+            f"on {rig['name']} ({rig['gpu']}, {rig['usable_gib']:g} GiB usable): {verdict}, "
+            f"{fit['device_gib']:.1f} of {fit['budget_gib']:.1f} GiB ({fit['share']:.0%}); "
+            f"largest {what} that fits: {largest}",
+        ]
+    speed = result["speed"]
+    if speed and "training" in speed:
+        train = speed["training"]
+        tps = train["tokens_per_second"]
+        lines.append(
+            f"speed: {tps['default']:,.0f} tokens/s ({tps['low']:,.0f}-{tps['high']:,.0f}); "
+            f"{train['formula']}"
+        )
+        if train["run_hours"]:
+            hours = train["run_hours"]
+            lines.append(
+                f"run: {train['run_tokens']:,.0f} tokens in about {hours['default']:.1f} h "
+                f"({hours['low']:.1f}-{hours['high']:.1f} h)"
+            )
+    elif speed and "decode" in speed:
+        decode = speed["decode"]
+        tps = decode["tokens_per_second_per_seq"]
+        lines.append(
+            f"decode: {tps['default']:.1f} tokens/s per sequence ({tps['low']:.1f}-{tps['high']:.1f}), "
+            f"bound by {decode['binds']}; {decode['formula']}"
+        )
+    return "\n".join(lines) + "\n"

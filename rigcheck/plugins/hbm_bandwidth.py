@@ -1,0 +1,317 @@
+"""BW001-BW003: decode speed from HBM bandwidth, prefill latency and training time from FLOPs,
+against the workload's targets (estimator in rigcheck.core.estimation.throughput)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from rigcheck.core.checker import Checker
+from rigcheck.core.context import CheckContext, GpuView, NodeView
+from rigcheck.core.estimate import estimate_workload
+from rigcheck.core.estimation.throughput import matmul_params, peak_tflops
+from rigcheck.core.findings import Finding, Severity
+from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.numbers import fmt
+from rigcheck.core.rules import Rule, RuleDocs
+
+_EFFICIENCY = "Efficiency factors (MFU, MBU) and their sources are in `specs/rules/throughput.yaml`."
+
+DECODE_SPEED = Rule(
+    code="BW001",
+    name="decode-speed-below-target",
+    summary="Estimated decode tokens/s per sequence is below the workload's target",
+    severity=Severity.FAIL,
+    docs=RuleDocs(
+        what="Estimates decode speed per sequence: each step reads the weights once for the whole batch and each "
+        "sequence's KV cache, so `tokens/s = HBM bandwidth x MBU / (weights/tp + concurrency x KV bytes)`; "
+        "the compute time of the step is checked too, and the finding says which resource binds. Compared "
+        "with `inference.target_tokens_per_s_per_seq`: fail when even the optimistic end of the range misses "
+        "it, warn when only the optimistic end meets it. " + _EFFICIENCY,
+        why="Decoding is memory-bound: a GPU with twice the TFLOPS but the same bandwidth decodes no faster. "
+        "Sizing a serving rig by TFLOPS, or by weights alone, overestimates how many users it can serve.",
+        example="```yaml\ninference: {concurrency: 64, context_len: 8192, target_tokens_per_s_per_seq: 30}\n"
+        "# 8 x H100 for Llama-3-70B: 17 GB of weights per GPU + 64 x 1.3 GB of KV per step\n```",
+        fix="Raise bandwidth per sequence: fewer concurrent sequences per replica, more tensor parallelism, "
+        "quantised weights (int8/AWQ) or an fp8 KV cache, or GPUs with more HBM bandwidth (H200, B200).",
+        references=(
+            "Databricks, LLM Inference Performance Engineering: Best Practices (MBU), "
+            "https://www.databricks.com/blog/llm-inference-performance-engineering-best-practices",
+            "vLLM, Efficient Memory Management for LLM Serving with PagedAttention, arXiv:2309.06180",
+        ),
+    ),
+)
+
+PREFILL_LATENCY = Rule(
+    code="BW002",
+    name="prefill-latency-over-target",
+    summary="Estimated time to first token exceeds the workload's target",
+    severity=Severity.WARN,
+    docs=RuleDocs(
+        what="Estimates the prompt's forward pass, `2 x P x prompt tokens / (GPUs x peak TFLOPS x MFU)`, and "
+        "compares it with `inference.target_ttft_ms`. " + _EFFICIENCY,
+        why="Prefill is compute-bound; long prompts on few GPUs give a slow first token even when decode is fast.",
+        example="```yaml\ninference: {prompt_len: 32000, target_ttft_ms: 500}\n```",
+        fix="More tensor parallelism, a GPU with more dense TFLOPS, prefix caching, or shorter prompts.",
+        references=("PaLM, arXiv:2204.02311 appendix B (FLOPs per token)",),
+    ),
+)
+
+TRAINING_TIME = Rule(
+    code="BW003",
+    name="training-time-over-run-hours",
+    summary="Estimated training time for the data exceeds the planned run hours",
+    severity=Severity.FAIL,
+    docs=RuleDocs(
+        what="Estimates training FLOPs per token (`6 x P + 12 x L x h x s`, `4 x P` for LoRA/QLoRA, one more "
+        "forward with full activation checkpointing) over the GPUs' dense TFLOPS at a stated MFU, and the "
+        "time to process `data.tokens` (or samples x sequence length, x epochs). Compared with `run.hours`: "
+        "fail when even the optimistic end of the range is over, warn when the default estimate is over. "
+        "Training is compute-bound for transformer-sized matmuls. Communication time is not included (see "
+        "the ICX rules). " + _EFFICIENCY,
+        why="A run planned for a weekend that needs two weeks changes the purchase, the checkpoint policy and "
+        "the budget.",
+        example="```yaml\ndata: {tokens: 2.0e10}\nrun: {hours: 24}   # BW003 on one RTX 4090 for an 8B model\n```",
+        fix="More or faster GPUs, fewer tokens, a smaller model, or LoRA instead of full fine-tuning; or plan "
+        "the run for the estimated hours.",
+        references=(
+            "Kaplan et al., Scaling Laws for Neural Language Models, arXiv:2001.08361 (C = 6 N D)",
+            "PaLM, arXiv:2204.02311 appendix B (MFU)",
+            "Narayanan et al., arXiv:2104.04473 (52% of A100 peak at scale)",
+        ),
+    ),
+)
+
+
+class HbmBandwidthChecker(Checker):
+    name = "throughput.hbm-bandwidth"
+    rules = (DECODE_SPEED, PREFILL_LATENCY, TRAINING_TIME)
+    needs_workload = True
+
+    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+        seen: set[str] = set()
+        for node in ctx.nodes:
+            for gpu in node.gpus:
+                if gpu.facts.id in seen:
+                    continue
+                seen.add(gpu.facts.id)
+                yield from self._one(ctx, node, gpu)
+
+    def _one(self, ctx: CheckContext, node: NodeView, gpu: GpuView) -> Iterator[Finding]:
+        workload = ctx.workload
+        estimate = estimate_workload(workload, gpu=gpu.facts, gpus_per_node=node.gpus_per_node, arch=ctx.arch)
+        subject = f"{ctx.subject} on {gpu.facts.name}"
+        related = [ctx.rig_at(f"{gpu.pointer}/model")]
+        cite = ctx.facts("throughput")
+        if estimate.inputs.training:
+            yield self._training(ctx, estimate, gpu, subject, related, cite)
+        else:
+            yield self._decode(ctx, estimate, gpu, subject, related, cite)
+            yield self._prefill(ctx, estimate, gpu, subject, related, cite)
+
+    def _decode(self, ctx, estimate, gpu, subject, related, cite) -> Finding:  # type: ignore[no-untyped-def]
+        speed = estimate.decode
+        inference = ctx.workload.inference
+        target = inference.target_tokens_per_s_per_seq if inference else None
+        where = ctx.workload_at("/inference/target_tokens_per_s_per_seq" if target else "/inference")
+        if speed is None:
+            return DECODE_SPEED.skipped(
+                f"{gpu.facts.name}: no memory bandwidth in the catalog",
+                location=where,
+                related=related,
+                subject=subject,
+            )
+        tps = speed.tokens_per_second_per_seq
+        evidence = {
+            **speed.as_dict(),
+            "gpu": gpu.facts.name,
+            "target_tokens_per_s_per_seq": target,
+            "concurrency": estimate.inputs.concurrency,
+            **cite["decode_mbu"].cite(),
+        }
+        told = (
+            f"{fmt(tps.default, 1)} tokens/s per sequence ({fmt(tps.low, 1)}-{fmt(tps.high, 1)}) at concurrency "
+            f"{estimate.inputs.concurrency}, bound by {speed.binds}: {speed.formula}"
+        )
+        if target is None:
+            return DECODE_SPEED.skipped(
+                f"no inference.target_tokens_per_s_per_seq; estimate {told}",
+                location=where,
+                related=related,
+                evidence=evidence,
+                subject=subject,
+                fix="set inference.target_tokens_per_s_per_seq to check the rig against it",
+            )
+        fix = (
+            f"to reach {fmt(target)} tokens/s per sequence: serve about "
+            f"{max(1, int(estimate.inputs.concurrency * tps.default / target))} sequences per replica, raise "
+            f"tensor parallelism, quantise weights or the KV cache (fp8), or use GPUs with more HBM bandwidth"
+        )
+        if tps.high < target:
+            return DECODE_SPEED.failed(
+                f"{told}; target {fmt(target)}",
+                location=where,
+                related=related,
+                evidence=evidence,
+                fix=fix,
+                subject=subject,
+            )
+        if tps.default < target:
+            return DECODE_SPEED.warned(
+                f"{told}; target {fmt(target)} is met only at the optimistic end",
+                location=where,
+                related=related,
+                evidence=evidence,
+                fix=fix,
+                subject=subject,
+            )
+        return DECODE_SPEED.passed(
+            f"{told}; target {fmt(target)}",
+            location=where,
+            related=related,
+            evidence=evidence,
+            subject=subject,
+        )
+
+    def _prefill(self, ctx, estimate, gpu, subject, related, cite) -> Finding:  # type: ignore[no-untyped-def]
+        inputs = estimate.inputs
+        inference = ctx.workload.inference
+        target = inference.target_ttft_ms if inference else None
+        where = ctx.workload_at("/inference/target_ttft_ms" if target else "/inference")
+        peak, field = peak_tflops(gpu.facts, inputs.precision)
+        if not peak:
+            return PREFILL_LATENCY.skipped(
+                f"{gpu.facts.name}: no dense TFLOPS in the catalog",
+                location=where,
+                related=related,
+                subject=subject,
+            )
+        prompt = inputs.prompt_len or inputs.context_len or inputs.seq_len
+        mfu = cite["prefill_mfu"]
+        flops = 2 * matmul_params(inputs) * prompt
+        gpus = inputs.tp * inputs.pp
+
+        def ms(efficiency: float) -> float:
+            return flops / (gpus * peak * 1e12 * efficiency) * 1e3
+
+        default, worst, best = ms(mfu["default"]), ms(mfu["low"]), ms(mfu["high"])
+        evidence = {
+            "prompt_tokens": prompt,
+            "flops": flops,
+            "gpus": gpus,
+            "peak_tflops": peak,
+            "peak_field": field,
+            "ttft_ms": {"default": round(default, 1), "low": round(best, 1), "high": round(worst, 1)},
+            "target_ttft_ms": target,
+            **mfu.cite(),
+        }
+        told = (
+            f"prefill of {prompt:,} tokens about {fmt(default, 0)} ms ({fmt(best, 0)}-{fmt(worst, 0)}) on {gpus} x "
+            f"{gpu.facts.name} ({peak:g} TFLOPS, MFU {mfu['default']:g})"
+        )
+        if target is None:
+            return PREFILL_LATENCY.skipped(
+                f"no inference.target_ttft_ms; {told}",
+                location=where,
+                related=related,
+                evidence=evidence,
+                subject=subject,
+            )
+        if default > target:
+            return PREFILL_LATENCY.warned(
+                f"{told}; target {fmt(target)} ms",
+                location=where,
+                related=related,
+                evidence=evidence,
+                subject=subject,
+                fix="more tensor parallelism, a faster GPU, prefix caching or shorter prompts",
+            )
+        return PREFILL_LATENCY.passed(
+            f"{told}; target {fmt(target)} ms",
+            location=where,
+            related=related,
+            evidence=evidence,
+            subject=subject,
+        )
+
+    def _training(self, ctx, estimate, gpu, subject, related, cite) -> Finding:  # type: ignore[no-untyped-def]
+        speed = estimate.training
+        run = ctx.workload.run
+        hours_planned = run.hours if run else None
+        where = ctx.workload_at("/run/hours" if hours_planned else "/run")
+        if speed is None:
+            return TRAINING_TIME.skipped(
+                f"{gpu.facts.name}: no dense TFLOPS for {estimate.inputs.precision} in the catalog",
+                location=where,
+                related=related,
+                subject=subject,
+            )
+        tps = speed.tokens_per_second
+        evidence = {
+            **speed.as_dict(),
+            "gpu": gpu.facts.name,
+            "run_hours_planned": hours_planned,
+            **cite["training_mfu"].cite(),
+        }
+        told = (
+            f"{fmt(tps.default, 0)} tokens/s ({fmt(tps.low, 0)}-{fmt(tps.high, 0)}) on {speed.gpus} x "
+            f"{gpu.facts.name}, compute-bound: {speed.formula}"
+        )
+        if speed.run_hours is None:
+            return TRAINING_TIME.skipped(
+                f"data.tokens (or samples) not given, so the run length is unknown; {told}",
+                location=ctx.workload_at("/data"),
+                related=related,
+                evidence=evidence,
+                subject=subject,
+                fix="add data.tokens (or data.samples) to the workload",
+            )
+        hours = speed.run_hours
+        told = (
+            f"{speed.run_tokens:,.0f} tokens take about {fmt(hours.default, 1)} h ({fmt(hours.low, 1)}-"
+            f"{fmt(hours.high, 1)} h) at {told}"
+        )
+        if hours_planned is None:
+            return TRAINING_TIME.skipped(
+                f"run.hours not given; {told}",
+                location=where,
+                related=related,
+                evidence=evidence,
+                subject=subject,
+                fix="add run.hours to check the plan against the estimate",
+            )
+        lora = (
+            " or LoRA instead of full fine-tuning"
+            if estimate.inputs.task in ("pretrain", "full_finetune")
+            else ""
+        )
+        fix = f"plan about {fmt(hours.default, 0)} h, or cut the time with more or faster GPUs, fewer tokens{lora}"
+        if hours.low > hours_planned:
+            return TRAINING_TIME.failed(
+                f"{told}; planned {fmt(hours_planned)} h",
+                location=where,
+                related=related,
+                evidence=evidence,
+                fix=fix,
+                subject=subject,
+            )
+        if hours.default > hours_planned:
+            return TRAINING_TIME.warned(
+                f"{told}; planned {fmt(hours_planned)} h is met only at the optimistic end",
+                location=where,
+                related=related,
+                evidence=evidence,
+                fix=fix,
+                subject=subject,
+            )
+        return TRAINING_TIME.passed(
+            f"{told}; planned {fmt(hours_planned)} h",
+            location=where,
+            related=related,
+            evidence=evidence,
+            subject=subject,
+        )
+
+
+@hookimpl
+def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+    register(HbmBandwidthChecker())
