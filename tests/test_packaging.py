@@ -51,8 +51,8 @@ def test_wheel_installs_and_checks_shipped_specs(tmp_path: Path) -> None:
         cwd=tmp_path,
         timeout=120,
     )
-    assert result.returncode == 0, result.stderr
+    assert result.returncode in (0, 1), result.stderr  # 1: the shipped plan misses its run hours (BW003)
     report = json.loads(result.stdout)
-    assert report["verdict"] == "pass"
+    assert {check["status"] for check in report["checkers"]} == {"ran"}
     assert "site-packages" in report["inputs"][0]["path"]  # read from the wheel, not the checkout
-    assert {f["code"] for f in report["findings"]} >= {"PLT001", "PLT002", "PLT003"}
+    assert {f["code"] for f in report["findings"]} >= {"PLT001", "PLT002", "PLT003", "MEM001", "BW003"}
