@@ -258,3 +258,34 @@ def test_decode_speed_is_bandwidth_bound() -> None:
     assert speed.tokens_per_second_per_seq.default == pytest.approx(expected)
     assert speed.binds == "memory bandwidth"
     assert 140 < expected < 150  # about 146 tokens/s for one sequence
+
+
+def test_mixture_of_experts() -> None:
+    """Mixtral 8x7B: all 8 experts are held (46.7B params), 2 are active per token (FLOPs and
+    activations)."""
+    from rigcheck.core.estimation.throughput import matmul_params
+
+    arch = preset("mixtral-8x7b")
+    assert arch.params == pytest.approx(46.70e9, rel=0.001)
+    per_expert = 3 * 4096 * 14336
+    active = arch.block_params - 32 * per_expert * 6 + 32000 * 4096  # 6 of 8 experts idle, plus the LM head
+    assert matmul_params(MemoryInputs(arch)) == active
+    terms = _Training(MemoryInputs(arch, precision="bf16-true", seq_len=1024), FACTS).layer_terms(1024)
+    assert terms["mlp_intermediate"] == 4 * 2 * 1024 * 14336 * 2  # top-2: twice one expert's SwiGLU tensors
+    ep = estimate_memory(MemoryInputs(arch, precision="bf16-true", seq_len=16, dp=8, ep=8))
+    full = estimate_memory(MemoryInputs(arch, precision="bf16-true", seq_len=16, dp=8))
+    assert ep.component("weights").bytes < full.component("weights").bytes / 3  # experts split 8 ways
+
+
+def test_offload_and_fsdp_hybrid_shard() -> None:
+    arch = preset("llama-2-7b")
+    p = arch.params
+    offload = estimate_memory(
+        MemoryInputs(arch, precision="bf16-mixed", dp=8, zero=2, offload="cpu", seq_len=16)
+    )
+    assert offload.component("optimizer_states") is None  # in host RAM
+    assert offload.component("weights").bytes == pytest.approx(2 * p)
+    hybrid = estimate_memory(
+        MemoryInputs(arch, precision="bf16-mixed", dp=32, fsdp="hybrid_shard", gpus_per_node=8, seq_len=16)
+    )
+    assert hybrid.component("weights").bytes == pytest.approx(4 * p / 8)  # sharded within the node only
