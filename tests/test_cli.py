@@ -53,7 +53,7 @@ def test_check_by_shipped_names_and_text_output(run_cli) -> None:  # type: ignor
     assert result.out.startswith("rigcheck 0.1.0: home-2x3090 + qwen-1.8b-law-lora")
     assert "✓ PLT001 node ws: 64 GiB RAM is 1.33x the 48 GiB of VRAM" in result.out
     assert "\x1b[" not in result.out
-    assert "PASS  6 passed, 0 warned, 0 failed" in result.out
+    assert "PASS  9 passed, 0 warned, 0 failed" in result.out
 
 
 def test_colour_only_when_asked(run_cli, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -67,7 +67,8 @@ def test_rig_alone_and_fail_on_warn(run_cli) -> None:  # type: ignore[no-untyped
     assert result.exit_code == 0
     report = result.json()
     assert report["verdict"] == "warn" and report["subject"] == "rig rtx4090-desktop"
-    assert [f["code"] for f in report["findings"] if f["severity"] == "warn"] == ["PLT003"]
+    # 336 mm card in 360 mm of clearance; 450 W + 253 W + 100 W = 803 W is 94% of the 850 W PSU
+    assert sorted(f["code"] for f in report["findings"] if f["severity"] == "warn") == ["PLT003", "PWR001"]
     assert run_cli("check", "rtx4090-desktop", "--fail-on", "warn").exit_code == 1
 
 
@@ -78,7 +79,7 @@ def test_select_ignore_and_output_file(run_cli, tmp_path) -> None:  # type: igno
     )
     assert result.exit_code == 0 and result.out == ""
     codes = {f["code"] for f in json.loads(out.read_text())["findings"]}
-    assert codes == {"PLT001", "PLT002"}
+    assert codes == {"PLT001", "PLT002", "PLT005", "PLT006"}
 
 
 def test_exit_1_on_a_failing_rule(run_cli, write_spec) -> None:  # type: ignore[no-untyped-def]

@@ -34,11 +34,92 @@ GPU_LENGTH = Rule(
 )
 
 
+GPU_HEIGHT = Rule(
+    code="PLT007",
+    name="gpu-taller-than-chassis-clearance",
+    summary="A card with its power plug is taller than the case's side clearance",
+    severity=Severity.FAIL,
+    docs=RuleDocs(
+        what="Compares each card's height (the rig's `height_mm`, else the reference card's) with the chassis' "
+        "`gpu_height_clearance_mm`: fail when the card alone is taller, warn when it leaves less than 30 mm "
+        "for a top-mounted power plug and its cable (rigcheck policy; `specs/rules/platform.yaml`).",
+        why="Large cards are 137-150 mm tall before the plug; a side panel that presses on a 12VHPWR plug bends "
+        "it out of its socket, and partly seated plugs have melted.",
+        example="```yaml\ngpus: {model: RTX 4090, height_mm: 150}\nchassis: {gpu_height_clearance_mm: 165}"
+        "   # PLT007 warn: 15 mm for the plug\n```",
+        fix="A case with more side clearance, a card with an end-mounted or angled power connector, or a 90-degree "
+        "adapter rated for the card's power.",
+        references=(
+            "https://www.wepc.com/tips/rtx-4090-size/",
+            "rules_facts.md COOL-3 (telepolis.pl on melted plugs)",
+        ),
+    ),
+)
+
+
 class GpuClearanceChecker(Checker):
     name = "platform.gpu-clearance"
-    rules = (GPU_LENGTH,)
+    rules = (GPU_LENGTH, GPU_HEIGHT)
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
+        yield from self._lengths(ctx)
+        yield from self._heights(ctx)
+
+    def _heights(self, ctx: CheckContext) -> Iterator[Finding]:
+        facts = ctx.facts("platform")["gpu_height"]
+        margin = float(facts["plug_margin_mm"])
+        for node in ctx.nodes:
+            chassis = node.spec.chassis
+            clearance = chassis.gpu_height_clearance_mm if chassis else None
+            if clearance is None:
+                continue  # rarely published; checked only when the rig gives it
+            subject = f"{ctx.rig.name} / {node.label}"
+            for gpu in node.gpus:
+                height = gpu.fact("height_mm")
+                where = ctx.rig_at(f"{gpu.pointer}/height_mm")
+                if height.value is None:
+                    yield GPU_HEIGHT.skipped(
+                        f"{gpu.facts.name}: height unknown",
+                        location=where,
+                        subject=subject,
+                        fix="add height_mm to the gpus entry",
+                    )
+                    continue
+                left = clearance - height.value
+                evidence = {
+                    "card_height_mm": height.value,
+                    "height_from": height.origin,
+                    "clearance_mm": clearance,
+                    "left_mm": left,
+                    "plug_margin_mm": margin,
+                    **facts.cite(),
+                }
+                told = (
+                    f"{fmt(height.value)} mm tall {gpu.facts.name} in {fmt(clearance)} mm of side clearance"
+                )
+                if left < 0:
+                    yield GPU_HEIGHT.failed(
+                        f"{told}: {fmt(-left)} mm too tall",
+                        location=where,
+                        evidence=evidence,
+                        subject=subject,
+                        fix="a case with more side clearance or a lower card",
+                    )
+                elif left < margin:
+                    yield GPU_HEIGHT.warned(
+                        f"{told}: {fmt(left)} mm left for the power plug and cable",
+                        location=where,
+                        evidence=evidence,
+                        subject=subject,
+                        fix="check the plug can be fully seated with the side panel on; consider "
+                        "an angled adapter rated for the card's power",
+                    )
+                else:
+                    yield GPU_HEIGHT.passed(
+                        f"{told}: {fmt(left)} mm left", location=where, evidence=evidence, subject=subject
+                    )
+
+    def _lengths(self, ctx: CheckContext) -> Iterator[Finding]:
         facts = ctx.facts("platform")["gpu_length"]
         margin = float(facts["margin_mm"])
         for node in ctx.nodes:

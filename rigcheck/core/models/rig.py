@@ -323,6 +323,11 @@ class NodeGroup(SpecModel):
     pcie: Pcie | None = None
     cpu: Cpu | None = None
     memory_gib: GiB | None = Field(None, description="System RAM of one node, GiB.")
+    max_power_w: Watts | None = Field(
+        None,
+        description="The vendor's maximum system power of one node, W "
+        "(DGX H100: 10,200 W); replaces the sum of parts.",
+    )
     storage: list[StorageDevice] | None = None
     psu: one_or_many(Psu) | None = None
     chassis: Chassis | None = None

@@ -1,0 +1,173 @@
+"""Power of a node: sustained DC load, PSU capacity, efficiency at load, wall power (rules_facts.md
+PSU-1, PSU-8, PSU-12), shared by the PWR checkers.
+
+    sustained DC = sum(GPU power limit) + CPU TDP + platform (board, RAM, drives, fans)
+    PSU capacity = N x rating for "N+M" redundant units (M are spares), else all units
+    wall power   = DC load / efficiency at that load (80 PLUS curve at 20/50/100%)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rigcheck.core.context import NodeView
+
+
+@dataclass(frozen=True)
+class GpuPower:
+    label: str
+    count: int
+    watts: float  # per card
+    origin: str  # "rig" (power_limit_w) or "catalog:<id>" (board power)
+    tdp_w: float | None  # the card's board power, for the power-limit fix
+
+
+@dataclass(frozen=True)
+class PsuGroup:
+    index: int
+    pointer: str
+    watts: float
+    count: int
+    active: int  # units that carry the load (N of N+M)
+    spares: int
+    efficiency_name: str | None
+    efficiency_pct: float | None
+    atx_version: str | None
+    connectors: tuple[str, ...]
+    circuit: str | None
+
+    @property
+    def capacity_w(self) -> float:
+        return self.active * self.watts
+
+    @property
+    def native_12v(self) -> bool:
+        """An ATX 3.x unit with a native 12VHPWR/12V-2x6 plug: the only kind tested for 200% excursions."""
+        try:
+            major = float((self.atx_version or "0").split(".")[0])
+        except ValueError:
+            major = 0.0
+        return major >= 3 and bool({"12vhpwr", "12v-2x6"} & set(self.connectors))
+
+
+@dataclass(frozen=True)
+class NodePower:
+    gpus: tuple[GpuPower, ...]
+    gpu_w: float
+    cpu_w: float | None
+    platform_w: float
+    max_w: float | None  # the vendor's published maximum system power, when the rig gives it
+    psus: tuple[PsuGroup, ...] = field(default=())
+
+    @property
+    def sustained_w(self) -> float:
+        """GPUs + CPU + platform; with a vendor maximum, that figure (it includes fans, NICs, NVSwitch)."""
+        if self.max_w is not None:
+            return self.max_w
+        return self.gpu_w + (self.cpu_w or 0.0) + self.platform_w
+
+    @property
+    def capacity_w(self) -> float:
+        return sum(psu.capacity_w for psu in self.psus)
+
+    @property
+    def installed_w(self) -> float:
+        return sum(psu.watts * psu.count for psu in self.psus)
+
+    def formula(self) -> str:
+        if self.max_w is not None:
+            return f"{self.max_w:,.0f} W (the vendor's maximum system power)"
+        gpus = " + ".join(f"{g.count} x {g.watts:,.0f} W" for g in self.gpus) or "0 W"
+        cpu = f"{self.cpu_w:,.0f} W CPU" if self.cpu_w is not None else "CPU unknown"
+        return f"GPUs {gpus} + {cpu} + {self.platform_w:,.0f} W platform = {self.sustained_w:,.0f} W"
+
+
+def node_power(node: NodeView, facts: Mapping[str, Any]) -> NodePower:
+    gpus = []
+    for gpu in node.gpus:
+        limit = gpu.fact("power_limit_w")
+        watts = float(limit.value) if limit.value is not None else 0.0
+        gpus.append(GpuPower(gpu.facts.name, gpu.count, watts, limit.origin, gpu.facts.tdp_w))
+    spec = node.spec
+    cpu_w = float(spec.cpu.tdp_w) if spec.cpu and spec.cpu.tdp_w is not None else None
+    psus = []
+    for index, psu in enumerate(spec.psu or ()):
+        active, spares = psu.count, 0
+        if psu.redundancy:
+            n, m = (int(part) for part in psu.redundancy.replace(" ", "").split("+"))
+            active, spares = n, m
+        pointer = f"{node.pointer}/psu" + (f"/{index}" if len(spec.psu) > 1 else "")
+        psus.append(
+            PsuGroup(
+                index,
+                pointer,
+                float(psu.watts),
+                psu.count,
+                active,
+                spares,
+                psu.efficiency,
+                psu.efficiency_pct,
+                psu.atx_version,
+                tuple(psu.connectors or ()),
+                psu.circuit,
+            )
+        )
+    return NodePower(
+        tuple(gpus),
+        sum(g.count * g.watts for g in gpus),
+        cpu_w,
+        float(facts["sustained"]["platform_w"]),
+        spec.max_power_w,
+        tuple(psus),
+    )
+
+
+def efficiency(psu: PsuGroup, load_fraction: float, facts: Mapping[str, Any]) -> tuple[float, str]:
+    """Efficiency at a load fraction: the measured figure if given, else the 80 PLUS curve (linear
+    between its 20/50/100% points)."""
+    if psu.efficiency_pct:
+        return psu.efficiency_pct / 100, f"{psu.efficiency_pct:g}% (rig)"
+    table = facts["efficiency_80plus"]
+    if not psu.efficiency_name or psu.efficiency_name not in table:
+        value = float(table["unknown"])
+        return value, f"{value:.0%} (rating unknown)"
+    low, mid, high = (float(x) for x in table[psu.efficiency_name])
+    load = min(max(load_fraction, 0.2), 1.0)
+    below_half = low + (mid - low) * (load - 0.2) / 0.3
+    above_half = mid + (high - mid) * (load - 0.5) / 0.5
+    value = below_half if load <= 0.5 else above_half
+    return value, f"{value:.1%} ({psu.efficiency_name} at {load_fraction:.0%} load)"
+
+
+def wall_watts(power: NodePower, facts: Mapping[str, Any]) -> list[tuple[PsuGroup, float, str]]:
+    """Wall power per PSU group: its share of the DC load (by capacity) over its efficiency."""
+    capacity = power.capacity_w or 1.0
+    out = []
+    for psu in power.psus:
+        share = power.sustained_w * psu.capacity_w / capacity
+        load = share / (psu.watts * psu.count) if psu.watts else 1.0
+        eta, why = efficiency(psu, load, facts)
+        out.append((psu, share / eta, why))
+    return out
+
+
+def power_limit_fix(power: NodePower, target_dc_w: float, facts: Mapping[str, Any]) -> str | None:
+    """The ``nvidia-smi -pl`` setting (same fraction of every card's limit) that brings the DC load to
+    ``target_dc_w``, and what it costs in speed (rules_facts.md PSU-11); None if no limit can do it."""
+    if power.max_w is not None or not power.gpu_w:
+        return None
+    rest = (power.cpu_w or 0.0) + power.platform_w
+    fraction = (target_dc_w - rest) / power.gpu_w
+    table = facts["power_limit"]
+    if fraction >= 1:
+        return None
+    if fraction < float(table["lowest_recommended_fraction"]):
+        return None
+    settings = ", ".join(f"nvidia-smi -pl {int(g.watts * fraction)} on the {g.label}" for g in power.gpus)
+    if fraction >= 0.8:
+        cost = f"about {float(table['speed_loss_at_80_percent']):.0%} slower or less"
+    else:
+        cost = "more than 5% slower; measure your workload"
+    return f"{settings} ({fraction:.0%} of the current limit; {cost}, PSU-11)"

@@ -1,0 +1,80 @@
+"""PLT009: laptop GPUs on multi-day runs (rules_facts.md COOL-5)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from rigcheck.core.checker import Checker
+from rigcheck.core.context import CheckContext
+from rigcheck.core.findings import Finding, Severity
+from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.numbers import fmt
+from rigcheck.core.rules import Rule, RuleDocs
+
+LAPTOP = Rule(
+    code="PLT009",
+    name="laptop-gpu-long-run",
+    summary="A multi-day run on a laptop GPU",
+    severity=Severity.WARN,
+    docs=RuleDocs(
+        what="Warns when the workload's `run.hours` exceeds 48 on a laptop GPU (catalog form factor `laptop`).",
+        why="Laptop GPUs are different silicon at a fraction of the power (RTX 4090 Laptop: AD103 at 80-150 W "
+        "against the desktop card's AD102 at 450 W) and hold their clocks only as long as the chassis can "
+        "shed the heat; an 80 W part loses 20% or more on sustained loads.",
+        example="```yaml\nrun: {hours: 72}   # on an RTX 4090 Laptop GPU: PLT009\n```",
+        fix="Run long jobs on a desktop or cloud GPU; on the laptop, set a conservative power limit and keep it "
+        "plugged in on a cooling stand.",
+        references=("https://data-check.eu/en/nvidia-geforce-rtx-4090-laptop-gpu/",),
+    ),
+)
+
+
+class LaptopGpuChecker(Checker):
+    name = "platform.laptop-gpu"
+    rules = (LAPTOP,)
+    needs_workload = True
+
+    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+        section = ctx.facts("platform")["laptop_gpu"]
+        limit = float(section["warn_above_hours"])
+        run = ctx.workload.run
+        hours = run.hours if run else None
+        for node in ctx.nodes:
+            laptops = [
+                gpu for gpu in node.gpus if gpu.facts.form_factor == "laptop" or gpu.facts.segment == "laptop"
+            ]
+            if not laptops:
+                continue
+            gpu = laptops[0]
+            subject = f"{ctx.subject} on {gpu.facts.name}"
+            where = ctx.workload_at("/run/hours")
+            evidence = {
+                "run_hours": hours,
+                "warn_above_hours": limit,
+                "gpu": gpu.facts.name,
+                **section.cite(),
+            }
+            if hours is None:
+                yield LAPTOP.skipped(
+                    f"{gpu.facts.name}: run.hours not given", location=where, subject=subject
+                )
+            elif hours > limit:
+                yield LAPTOP.warned(
+                    f"{fmt(hours)} h run on the {gpu.facts.name}, over {fmt(limit)} h",
+                    location=where,
+                    evidence=evidence,
+                    subject=subject,
+                    fix="move the run to a desktop or cloud GPU, or limit power and cool the laptop",
+                )
+            else:
+                yield LAPTOP.passed(
+                    f"{fmt(hours)} h run on the {gpu.facts.name}",
+                    location=where,
+                    evidence=evidence,
+                    subject=subject,
+                )
+
+
+@hookimpl
+def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+    register(LaptopGpuChecker())

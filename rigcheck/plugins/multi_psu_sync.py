@@ -1,0 +1,63 @@
+"""PLT010: several PSUs feeding one chassis without a start-sync adapter (rules_facts.md COOL-6)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from rigcheck.core.checker import Checker
+from rigcheck.core.context import CheckContext
+from rigcheck.core.findings import Finding, Severity
+from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.rules import Rule, RuleDocs
+
+SYNC = Rule(
+    code="PLT010",
+    name="multiple-psus-without-sync",
+    summary="Several consumer PSUs feed one machine without a sync adapter",
+    severity=Severity.WARN,
+    docs=RuleDocs(
+        what="Warns when a node that is not a redundant server has more than one PSU and `sync_adapter` is not "
+        "true on them.",
+        why="A second ATX PSU must switch on with the first (an add2psu-style adapter); GPUs fed by a PSU that "
+        "is off while the board is on back-feed through the slot. Builders of multi-4090 frames pair one PSU "
+        "per GPU pair and start them together; mixing PSUs on one card's power path is 'uncharted territory'.",
+        example="```yaml\npsu: {watts: 1000, count: 4}   # PLT010 unless sync_adapter: true\n```",
+        fix="Fit a multi-PSU sync adapter and set `sync_adapter: true`; feed each card's plugs and risers from one "
+        "PSU only.",
+        references=("https://mov-axbx.com/wopr/wopr_power.html",),
+    ),
+)
+
+
+class MultiPsuSyncChecker(Checker):
+    name = "platform.multi-psu-sync"
+    rules = (SYNC,)
+
+    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+        for node in ctx.nodes:
+            psus = node.spec.psu or []
+            units = sum(psu.count for psu in psus)
+            if units <= 1 or any(psu.redundancy for psu in psus):
+                continue
+            subject = f"{ctx.rig.name} / {node.label}"
+            where = ctx.rig_at(f"{node.pointer}/psu")
+            if all(psu.sync_adapter for psu in psus):
+                yield SYNC.passed(
+                    f"{node.label}: {units} PSUs started together by a sync adapter",
+                    location=where,
+                    subject=subject,
+                )
+            else:
+                yield SYNC.warned(
+                    f"{node.label}: {units} PSUs without a declared sync adapter",
+                    location=where,
+                    subject=subject,
+                    evidence={"psus": units},
+                    fix="fit a multi-PSU sync adapter (set sync_adapter: true) and power each card "
+                    "and its riser from a single PSU",
+                )
+
+
+@hookimpl
+def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+    register(MultiPsuSyncChecker())

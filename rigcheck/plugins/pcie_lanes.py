@@ -1,0 +1,97 @@
+"""ICX006: GPUs in x8/x4 or chipset slots in multi-GPU nodes (rules_facts.md PLT-2, PLT-3)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from rigcheck.core.checker import Checker
+from rigcheck.core.context import CheckContext
+from rigcheck.core.estimation.links import intra_node_link, pcie_x16_gbps
+from rigcheck.core.findings import Finding, Severity
+from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.rules import Rule, RuleDocs
+
+LANES = Rule(
+    code="ICX006",
+    name="gpu-on-narrow-or-chipset-pcie",
+    summary="Multi-GPU node with GPUs on x8/x4 lanes or chipset slots, and GPU traffic over PCIe",
+    severity=Severity.WARN,
+    docs=RuleDocs(
+        what="For nodes with several GPUs: warns when some GPUs sit in chipset-attached slots "
+        "(`pcie.chipset_gpus`), when slots are x4 or narrower, or when they are x8 and the GPUs talk over "
+        "PCIe (no NVLink or NVSwitch between them); x8 with NVLink passes with a note.",
+        why="Consumer CPUs have 16-24 GPU lanes: two cards run x8/x8, a third sits behind the chipset at x4 "
+        "sharing the DMI link. PCIe all-reduce bandwidth halves at x8 and collapses behind the chipset.",
+        example="```yaml\npcie: {gen: 4, lanes_per_gpu: 8, chipset_gpus: 1}   # ICX006\n```",
+        fix="A workstation or server platform with x16 per GPU (Threadripper PRO, Xeon W, EPYC), NVLink between "
+        "the GPUs, or fewer GPUs per consumer board.",
+        references=(
+            "https://www.computerbase.de/2023-01/b760-vs-h770-vs-z790-vergleich/",
+            "rules_facts.md PLT-2, PLT-3",
+        ),
+    ),
+)
+
+
+class PcieLanesChecker(Checker):
+    name = "interconnect.pcie-lanes"
+    rules = (LANES,)
+
+    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+        facts = ctx.facts("interconnect")
+        for node in ctx.nodes:
+            if node.gpus_per_node < 2:
+                continue
+            subject = f"{ctx.rig.name} / {node.label}"
+            pcie = node.spec.pcie
+            where = ctx.rig_at(f"{node.pointer}/pcie")
+            if pcie is None:
+                yield LANES.skipped(
+                    f"{node.label}: pcie lanes per GPU not given",
+                    location=where,
+                    subject=subject,
+                    fix="add pcie: {gen: 4, lanes_per_gpu: 16}",
+                )
+                continue
+            link = intra_node_link(node, node.gpus[0], facts)
+            rate = pcie_x16_gbps(pcie.gen) * pcie.lanes_per_gpu / 16
+            evidence = {
+                "gen": pcie.gen,
+                "lanes_per_gpu": pcie.lanes_per_gpu,
+                "chipset_gpus": pcie.chipset_gpus,
+                "pcie_gbps_each_way": rate,
+                "gpu_link": link.description,
+                **ctx.facts("platform")["pcie_lanes"].cite(),
+            }
+            told = f"{node.label}: PCIe {pcie.gen}.0 x{pcie.lanes_per_gpu} per GPU ({rate:g} GB/s each way)"
+            fix = "x16 per GPU on a workstation/server platform, or NVLink between the GPUs"
+            if pcie.chipset_gpus:
+                yield LANES.warned(
+                    f"{told}; {pcie.chipset_gpus} GPU(s) behind the chipset",
+                    location=where,
+                    evidence=evidence,
+                    fix=fix,
+                    subject=subject,
+                )
+            elif pcie.lanes_per_gpu <= 4 or (pcie.lanes_per_gpu < 16 and link.kind == "pcie"):
+                yield LANES.warned(
+                    f"{told}, and GPU traffic goes over PCIe",
+                    location=where,
+                    evidence=evidence,
+                    fix=fix,
+                    subject=subject,
+                )
+            elif pcie.lanes_per_gpu < 16:
+                yield LANES.passed(
+                    f"{told}; GPU-to-GPU traffic uses {link.kind}",
+                    location=where,
+                    evidence=evidence,
+                    subject=subject,
+                )
+            else:
+                yield LANES.passed(told, location=where, evidence=evidence, subject=subject)
+
+
+@hookimpl
+def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+    register(PcieLanesChecker())

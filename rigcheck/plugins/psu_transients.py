@@ -1,0 +1,126 @@
+"""PWR002: GPU power transients against what the PSU rides out (rules_facts.md PSU-3, PSU-4)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from rigcheck.core.checker import Checker
+from rigcheck.core.context import CheckContext
+from rigcheck.core.estimation.power import node_power
+from rigcheck.core.findings import Finding, Severity
+from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.numbers import fmt
+from rigcheck.core.rules import Rule, RuleDocs
+
+TRANSIENTS = Rule(
+    code="PWR002",
+    name="psu-transient-headroom-too-low",
+    summary="GPU power spikes can exceed what the PSU is specified to ride out",
+    severity=Severity.FAIL,
+    docs=RuleDocs(
+        what="GPUs draw 2-3x their board power for tens to hundreds of microseconds. An ATX 3.x PSU with a "
+        "native 12VHPWR/12V-2x6 connector is tested to carry 200% of its rating for 100 us, so rigcheck "
+        "checks `sum(GPU limit x 2.2) + CPU <= 2 x PSU`; any other PSU has no excursion spec, so it "
+        "checks `PSU >= 1.5 x sustained load` (warn). Redundant server PSUs are left to the vendor's power "
+        "budget. Numbers are in `specs/rules/power.yaml` (section `transients`).",
+        why="A spike the PSU's over-current protection sees as a fault shuts the machine down mid-run; RTX 3090 "
+        "and 4090 builds that pass the sustained check were known to trip such PSUs. Intel's own example sizes "
+        "a 300 W GPU + 300 W CPU system at 750 W with an ATX 3.0 PSU but about 1,100 W with an ATX 2.x one.",
+        example='```yaml\ngpus: {model: RTX 4090, count: 2}\npsu: {watts: 1200, atx_version: "2.52"}   # PWR002 '
+        "warn: 1.5 x 1,240 W = 1,860 W\n```",
+        fix="An ATX 3.x PSU with a native 12VHPWR/12V-2x6 cable, a larger PSU, or a lower GPU power limit.",
+        references=(
+            "https://hothardware.com/news/psu-manufs-can-skirt-atx-30-tolerance-testing",
+            "Lenovo ST650 V2 GPU power table (2.18x for 200 us), "
+            "https://easymanua.ls/lenovo/thinksystem-st650-v2/manual/379474?p=69",
+            "https://www.tweaktown.com/news/85717",
+        ),
+    ),
+)
+
+
+class PsuTransientChecker(Checker):
+    name = "power.psu-transients"
+    rules = (TRANSIENTS,)
+
+    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+        facts = ctx.facts("power")
+        table = facts["transients"]
+        spike, excursion, legacy = (
+            float(table["gpu_transient_factor"]),
+            float(table["atx3_excursion_factor"]),
+            float(table["legacy_headroom_factor"]),
+        )
+        for node in ctx.nodes:
+            subject = f"{ctx.rig.name} / {node.label}"
+            power = node_power(node, facts)
+            if not power.psus or not power.gpus:
+                continue
+            where = ctx.rig_at(f"{power.psus[0].pointer}/watts")
+            chassis = node.spec.chassis
+            if any(p.spares for p in power.psus) or (chassis and chassis.form_factor == "rackmount"):
+                yield TRANSIENTS.skipped(
+                    f"{node.label}: server PSUs ({'redundant' if any(p.spares for p in power.psus) else 'rackmount'}) "
+                    f"are sized by the vendor's power budget, not the ATX excursion rules",
+                    location=where,
+                    subject=subject,
+                )
+                continue
+            capacity = power.capacity_w
+            cpu = power.cpu_w or 0.0
+            if all(p.native_12v for p in power.psus):
+                peak = round(sum(g.count * g.watts * spike for g in power.gpus) + cpu, 6)
+                limit = excursion * capacity
+                evidence = {
+                    "peak_w": peak,
+                    "limit_w": limit,
+                    "gpu_transient_factor": spike,
+                    "atx3_excursion_factor": excursion,
+                    "capacity_w": capacity,
+                    "formula": "sum(GPU limit x 2.2) + CPU <= 2 x PSU (ATX 3.x, native 12VHPWR)",
+                    **table.cite(),
+                }
+                told = (
+                    f"{node.label}: spikes up to {fmt(peak, 0)} W ({spike:g} x GPU limits + CPU) against "
+                    f"{fmt(limit)} W the ATX 3.x PSU rides out for 100 us"
+                )
+                if peak > limit:
+                    yield TRANSIENTS.failed(
+                        told,
+                        location=where,
+                        evidence=evidence,
+                        subject=subject,
+                        fix=f"a PSU of at least {fmt(peak / excursion, 0)} W, or lower the GPU power limits",
+                    )
+                else:
+                    yield TRANSIENTS.passed(told, location=where, evidence=evidence, subject=subject)
+                continue
+            need = legacy * power.sustained_w
+            evidence = {
+                "sustained_w": power.sustained_w,
+                "needed_w": need,
+                "capacity_w": capacity,
+                "legacy_headroom_factor": legacy,
+                "formula": "PSU >= 1.5 x sustained load (no ATX 3.x excursion rating)",
+                **table.cite(),
+            }
+            kind = "ATX 2.x" if any(p.atx_version for p in power.psus) else "rating unknown"
+            told = (
+                f"{node.label}: {fmt(capacity)} W PSU ({kind}, no native 12VHPWR) against 1.5 x "
+                f"{fmt(power.sustained_w, 0)} W = {fmt(need, 0)} W for transient headroom"
+            )
+            if capacity < need:
+                yield TRANSIENTS.warned(
+                    told,
+                    location=where,
+                    evidence=evidence,
+                    subject=subject,
+                    fix=f"an ATX 3.x PSU with a native 12VHPWR cable, or at least {fmt(need, 0)} W",
+                )
+            else:
+                yield TRANSIENTS.passed(told, location=where, evidence=evidence, subject=subject)
+
+
+@hookimpl
+def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+    register(PsuTransientChecker())

@@ -1,0 +1,147 @@
+"""PWR005: wall power of every PSU on a circuit against 80% of the breaker (PSU-8, PSU-9, PSU-10)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+from rigcheck.core.checker import Checker
+from rigcheck.core.context import CheckContext
+from rigcheck.core.estimation.power import node_power, power_limit_fix, wall_watts
+from rigcheck.core.findings import Finding, Severity
+from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.numbers import fmt
+from rigcheck.core.rules import Rule, RuleDocs
+
+CIRCUIT = Rule(
+    code="PWR005",
+    name="wall-circuit-overloaded",
+    summary="The PSUs on a circuit draw more than 80% of its breaker rating",
+    severity=Severity.FAIL,
+    docs=RuleDocs(
+        what="Converts each node's DC load to wall power (DC / PSU efficiency at that load, from the 80 PLUS "
+        "curve or the rig's `efficiency_pct`), adds every PSU on the same circuit (x the node group's "
+        "count), and compares with the circuit's continuous limit: volts x amps (x sqrt 3 for three phases) "
+        "x 0.8: fail above it, warn above 90% of it. PSUs name their circuit with `psu.circuit`; with one "
+        "circuit, all PSUs are on it.",
+        why="A training run is a continuous load. The US National Electrical Code sizes breakers at 125% of "
+        "continuous loads, so a 15 A / 120 V outlet carries 1,440 W, not 1,800 W; a second PSU on the same "
+        "circuit does not help. Puget's four RTX 3090s drew 1,717 W at the wall.",
+        example="```yaml\nsite: {circuit: {volts: 120, amps: 15}}   # 1,440 W continuous\nnodes:\n  - gpus: "
+        "{model: RTX 3090, count: 4}   # PWR005: about 1,860 W at the wall\n```",
+        fix="A 20 A or 230 V circuit, split the PSUs across circuits (`psu.circuit`), or lower the GPU power "
+        "limits (the finding gives the `nvidia-smi -pl` value).",
+        references=(
+            "NEC 210.19(A)(1) and 210.20(A) (continuous loads at 80%)",
+            "https://en.wikipedia.org/wiki/80_Plus",
+            "https://www.thefpsreview.com/2020/10/22/puget-systems-tests-four-blower-style-geforce-rtx-3090-graphics-cards/",
+        ),
+    ),
+)
+
+
+class WallCircuitChecker(Checker):
+    name = "power.wall-circuit"
+    rules = (CIRCUIT,)
+
+    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+        facts = ctx.facts("power")
+        site = ctx.rig.site
+        circuits = []
+        if site and site.circuit:
+            circuits = [site.circuit]
+        elif site and site.circuits:
+            circuits = list(site.circuits)
+        if not circuits:
+            yield CIRCUIT.skipped(
+                "site.circuit is not given, so the wall circuit cannot be checked",
+                location=ctx.rig_at("/site"),
+                subject=ctx.subject,
+                fix="add site: {circuit: {volts: 120, amps: 15}} (or circuits: [...])",
+            )
+            return
+        names = [c.name or "the circuit" for c in circuits]
+        loads: dict[str, list[tuple[str, float, str]]] = {name: [] for name in names}
+        for node in ctx.nodes:
+            power = node_power(node, facts)
+            for psu, wall, why in wall_watts(power, facts):
+                target = psu.circuit or (names[0] if len(names) == 1 else None)
+                if target not in loads:
+                    yield CIRCUIT.skipped(
+                        f"{node.label}: its PSU is on no known circuit ({psu.circuit or 'none given'}; circuits: "
+                        f"{', '.join(names)})",
+                        location=ctx.rig_at(psu.pointer),
+                        subject=ctx.subject,
+                        fix="set psu.circuit to one of the site's circuit names",
+                    )
+                    continue
+                loads[target].append(
+                    (f"{node.count} x {node.label} at {why}", wall * node.count, psu.pointer)
+                )
+        continuous = facts["circuit"]
+        for index, circuit in enumerate(circuits):
+            name = names[index]
+            pointer = "/site/circuit" if site.circuit else f"/site/circuits/{index}"
+            fraction = circuit.continuous_load_fraction or float(continuous["continuous_fraction"])
+            nominal = circuit.volts * circuit.amps * (math.sqrt(3) if circuit.phases == 3 else 1)
+            limit = nominal * fraction
+            parts = loads[name]
+            total = sum(watts for _, watts, _ in parts)
+            evidence = {
+                "circuit": name,
+                "volts": circuit.volts,
+                "amps": circuit.amps,
+                "phases": circuit.phases,
+                "nominal_w": round(nominal),
+                "continuous_limit_w": round(limit),
+                "wall_w": round(total),
+                "loads": [f"{label}: {watts:,.0f} W" for label, watts, _ in parts],
+                "formula": "sum(DC load / efficiency) <= volts x amps"
+                + (" x sqrt(3)" if circuit.phases == 3 else "")
+                + f" x {fraction:g}",
+                **continuous.cite(),
+            }
+            where = ctx.rig_at(pointer)
+            label = name if name == "the circuit" else f"circuit {name}"
+            told = (
+                f"{label}: {fmt(total, 0)} W at the wall against {fmt(limit, 0)} W continuous "
+                f"({fmt(circuit.volts)} V x {fmt(circuit.amps)} A{' x 3 phases' if circuit.phases == 3 else ''} "
+                f"x {fraction:.0%})"
+            )
+            if not parts:
+                yield CIRCUIT.passed(
+                    f"{label}: no PSUs on it", location=where, evidence=evidence, subject=ctx.subject
+                )
+                continue
+            warn_at = float(continuous["warn_above_fraction"]) * limit
+            if total > warn_at:
+                fix = self._fix(ctx, facts, limit / total if total else 1)
+                if total > limit:
+                    yield CIRCUIT.failed(
+                        told, location=where, evidence=evidence, fix=fix, subject=ctx.subject
+                    )
+                else:
+                    yield CIRCUIT.warned(
+                        f"{told}: above 90% of it",
+                        location=where,
+                        evidence=evidence,
+                        fix=fix,
+                        subject=ctx.subject,
+                    )
+            else:
+                yield CIRCUIT.passed(told, location=where, evidence=evidence, subject=ctx.subject)
+
+    @staticmethod
+    def _fix(ctx: CheckContext, facts, scale: float) -> str:  # type: ignore[no-untyped-def]
+        advice = "move PSUs to another circuit (psu.circuit), or use a 20 A or 230 V circuit"
+        if len(ctx.nodes) == 1:
+            power = node_power(ctx.nodes[0], facts)
+            limit = power_limit_fix(power, power.sustained_w * scale * 0.98, facts)
+            if limit:
+                advice += f", or {limit}"
+        return advice
+
+
+@hookimpl
+def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+    register(WallCircuitChecker())

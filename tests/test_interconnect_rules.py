@@ -1,0 +1,129 @@
+"""ICX001-ICX006 with numbers worked by hand from rules_facts.md NET-4, NET-9, NET-10, PLT-2/3."""
+
+from __future__ import annotations
+
+import pytest
+
+from rigcheck.core.findings import Severity
+
+
+def rig(gpus: str, extra: str = "") -> str:
+    return f"apiVersion: rigcheck/v1\nkind: Rig\nname: r\nnodes:\n  - name: box\n    gpus: {gpus}\n{extra}"
+
+
+def workload(parallelism: str, model: str = "llama-2-7b", batch: str = "{micro: 1, seq_len: 2048}") -> str:
+    return (
+        f"apiVersion: rigcheck/v1\nkind: Workload\nname: w\nmodel: {{preset: {model}}}\ntask: pretrain\n"
+        f"precision: bf16\nbatch: {batch}\nparallelism: {parallelism}\n"
+    )
+
+
+def only(report, code):  # type: ignore[no-untyped-def]
+    found = [f for f in report.findings if f.code == code]
+    assert len(found) == 1, [f.message for f in found]
+    return found[0]
+
+
+PCIE4 = "    pcie: {gen: 4, lanes_per_gpu: 16}\n"
+
+
+@pytest.mark.parametrize(
+    ("tp", "ratio", "severity"),
+    [(2, 0.249, Severity.PASS), (4, 0.747, Severity.WARN), (8, 1.743, Severity.FAIL)],
+)
+def test_tp_over_pcie_without_p2p(check, tp: int, ratio: float, severity: Severity) -> None:  # type: ignore[no-untyped-def]
+    """RTX 4090: bus bandwidth 31.5 GB/s x 0.8 x 0.5 (no P2P) = 12.6 GB/s; F = 165.2 x 0.35 = 57.8 TFLOP/s;
+    r = (t - 1) x 2 x 57.8e12 / (9 x 4096 x 12.6e9) = 0.249 x (t - 1)."""
+    report = check(rig("{model: RTX 4090, count: 8}", PCIE4), workload(f"{{tp: {tp}}}"), select=("ICX001",))
+    finding = only(report, "ICX001")
+    assert finding.severity is severity
+    assert finding.evidence["busbw_gbps"] == 12.6
+    assert finding.evidence["ratio"] == pytest.approx(ratio, abs=0.001)
+
+
+def test_tp_over_nvswitch_is_cheap(check) -> None:  # type: ignore[no-untyped-def]
+    """H100 SXM: 450 GB/s x 0.8 = 360 GB/s; F = 989.4 x 0.35 = 346.3 TFLOP/s; h = 8192; t = 8:
+    r = 7 x 2 x 346.3e12 / (9 x 8192 x 360e9) = 0.1827 (NET-10 gets 0.4 for h = 4096 at F = 400)."""
+    report = check(
+        rig("{model: H100 SXM, count: 8}", "    gpu_interconnect: {kind: nvswitch}\n"),
+        workload("{tp: 8}", model="llama-3-70b"),
+        select=("ICX001",),
+    )
+    finding = only(report, "ICX001")
+    assert finding.severity is Severity.PASS and finding.evidence["ratio"] == pytest.approx(
+        0.1827, abs=0.0005
+    )
+
+
+def test_tp_across_nodes(check) -> None:  # type: ignore[no-untyped-def]
+    report = check(
+        rig("{model: H100 SXM, count: 8}", "    count: 2\n"), workload("{tp: 16}"), select=("ICX002",)
+    )
+    assert only(report, "ICX002").severity is Severity.FAIL
+
+
+def test_peer_to_peer_and_bridges(check) -> None:  # type: ignore[no-untyped-def]
+    no_p2p = only(check(rig("{model: RTX 4090, count: 2}"), select=("ICX003",)), "ICX003")
+    assert no_p2p.severity is Severity.WARN
+    patched = only(
+        check(
+            rig("{model: RTX 4090, count: 2}", "    gpu_interconnect: {kind: pcie, p2p: true}\n"),
+            select=("ICX003",),
+        ),
+        "ICX003",
+    )
+    assert patched.severity is Severity.PASS and "patched driver" in patched.message
+    bridge_4090 = only(
+        check(
+            rig("{model: RTX 4090, count: 2}", "    gpu_interconnect: {kind: nvlink-bridge}\n"),
+            select=("ICX004",),
+        ),
+        "ICX004",
+    )
+    assert bridge_4090.severity is Severity.FAIL
+    four = only(
+        check(
+            rig("{model: RTX 3090, count: 4}", "    gpu_interconnect: {kind: nvlink-bridge}\n"),
+            select=("ICX004",),
+        ),
+        "ICX004",
+    )
+    assert four.severity is Severity.WARN
+    two = only(
+        check(
+            rig("{model: RTX 3090, count: 2}", "    gpu_interconnect: {kind: nvlink-bridge}\n"),
+            select=("ICX004",),
+        ),
+        "ICX004",
+    )
+    assert two.severity is Severity.PASS and two.evidence["bridge_gbps"] == 112.5
+
+
+@pytest.mark.parametrize(("accum", "severity"), [(1, Severity.WARN), (2, Severity.PASS)])
+def test_dp_allreduce_share(check, accum: int, severity: Severity) -> None:  # type: ignore[no-untyped-def]
+    """GPT-2 124M, AMP (fp32 grads: 4 B x 124.4M = 497.6 MB), dp 2 on two RTX 4090 (12.6 GB/s):
+    2(n-1)/n = 1 -> 0.0395 s; compute per GPU: 8 x 1024 x accum tokens x 0.86 GFLOP / 57.8 TFLOP/s
+    = 0.122 s x accum -> share 32% (warn) or 16% (pass)."""
+    report = check(
+        rig("{model: RTX 4090, count: 2}", PCIE4),
+        workload("{dp: 2}", model="gpt2-124m", batch=f"{{micro: 8, grad_accum: {accum}, seq_len: 1024}}"),
+        select=("ICX005",),
+    )
+    finding = only(report, "ICX005")
+    assert finding.severity is severity
+    assert finding.evidence["comm_seconds"] == pytest.approx(0.0395, abs=0.0005)
+    assert finding.evidence["share"] == pytest.approx(0.324 / accum, abs=0.01)
+
+
+@pytest.mark.parametrize(
+    ("pcie", "interconnect", "severity"),
+    [
+        ("{gen: 4, lanes_per_gpu: 16}", "", Severity.PASS),
+        ("{gen: 4, lanes_per_gpu: 8}", "", Severity.WARN),
+        ("{gen: 4, lanes_per_gpu: 8}", "    gpu_interconnect: {kind: nvlink-bridge}\n", Severity.PASS),
+        ("{gen: 4, lanes_per_gpu: 16, chipset_gpus: 1}", "", Severity.WARN),
+    ],
+)
+def test_pcie_lanes(check, pcie: str, interconnect: str, severity: Severity) -> None:  # type: ignore[no-untyped-def]
+    text = rig("{model: RTX 3090, count: 2}", f"    pcie: {pcie}\n{interconnect}")
+    assert only(check(text, select=("ICX006",)), "ICX006").severity is severity
