@@ -103,16 +103,22 @@ def memory_inputs(workload: Any, arch: Architecture, *, gpus_per_node: int = 8) 
 
 
 def run_tokens(workload: Any, seq_len: int) -> float | None:
-    """Tokens the run processes: ``data.tokens`` (x epochs), else samples x sequence length."""
+    """Tokens the run processes: ``data.tokens`` (x epochs), else samples x sequence length (an upper
+    bound: samples shorter than the sequence length are padded or packed)."""
+    tokens, _ = run_tokens_with_origin(workload, seq_len)
+    return tokens
+
+
+def run_tokens_with_origin(workload: Any, seq_len: int) -> tuple[float | None, str]:
     data = workload.data
     if data is None:
-        return None
+        return None, "none"
     epochs = data.epochs or 1
     if data.tokens:
-        return data.tokens * epochs
+        return data.tokens * epochs, "data.tokens"
     if data.samples:
-        return data.samples * seq_len * epochs
-    return None
+        return data.samples * seq_len * epochs, "samples x seq_len (upper bound)"
+    return None, "none"
 
 
 @dataclass(frozen=True)

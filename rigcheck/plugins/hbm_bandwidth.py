@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from rigcheck.core.checker import Checker
 from rigcheck.core.context import CheckContext, GpuView, NodeView
-from rigcheck.core.estimate import estimate_workload
+from rigcheck.core.estimate import estimate_workload, run_tokens_with_origin
 from rigcheck.core.estimation.throughput import matmul_params, peak_tflops
 from rigcheck.core.findings import Finding, Severity
 from rigcheck.core.hookspecs import hookimpl
@@ -65,8 +65,9 @@ TRAINING_TIME = Rule(
         what="Estimates training FLOPs per token (`6 x P + 12 x L x h x s`, `4 x P` for LoRA/QLoRA, one more "
         "forward with full activation checkpointing) over the GPUs' dense TFLOPS at a stated MFU, and the "
         "time to process `data.tokens` (or samples x sequence length, x epochs). Compared with `run.hours`: "
-        "fail when even the optimistic end of the range is over, warn when the default estimate is over. "
-        "Training is compute-bound for transformer-sized matmuls. Communication time is not included (see "
+        "fail when even the optimistic end of the range is over (only warn when the tokens are the upper bound "
+        "samples x sequence length), warn when the default estimate is over. Training is compute-bound for "
+        "transformer-sized matmuls. Communication time is not included (see "
         "the ICX rules). " + _EFFICIENCY,
         why="A run planned for a weekend that needs two weeks changes the purchase, the checkpoint policy and "
         "the budget.",
@@ -266,8 +267,12 @@ class HbmBandwidthChecker(Checker):
                 fix="add data.tokens (or data.samples) to the workload",
             )
         hours = speed.run_hours
+        _, origin = run_tokens_with_origin(ctx.workload, estimate.inputs.seq_len)
+        upper_bound = origin != "data.tokens"
+        evidence["run_tokens_from"] = origin
+        bound = " (samples x seq_len, an upper bound)" if upper_bound else ""
         told = (
-            f"{speed.run_tokens:,.0f} tokens take about {fmt(hours.default, 1)} h ({fmt(hours.low, 1)}-"
+            f"{speed.run_tokens:,.0f} tokens{bound} take about {fmt(hours.default, 1)} h ({fmt(hours.low, 1)}-"
             f"{fmt(hours.high, 1)} h) at {told}"
         )
         if hours_planned is None:
@@ -285,6 +290,16 @@ class HbmBandwidthChecker(Checker):
             else ""
         )
         fix = f"plan about {fmt(hours.default, 0)} h, or cut the time with more or faster GPUs, fewer tokens{lora}"
+        if hours.low > hours_planned and upper_bound:
+            return TRAINING_TIME.warned(
+                f"{told}; planned {fmt(hours_planned)} h",
+                location=where,
+                related=related,
+                evidence=evidence,
+                subject=subject,
+                fix=fix
+                + "; give data.tokens for a firm verdict (this counts every sample at the full length)",
+            )
         if hours.low > hours_planned:
             return TRAINING_TIME.failed(
                 f"{told}; planned {fmt(hours_planned)} h",

@@ -21,8 +21,9 @@ TRANSIENTS = Rule(
         what="GPUs draw 2-3x their board power for tens to hundreds of microseconds. An ATX 3.x PSU with a "
         "native 12VHPWR/12V-2x6 connector is tested to carry 200% of its rating for 100 us, so rigcheck "
         "checks `sum(GPU limit x 2.2) + CPU <= 2 x PSU`; any other PSU has no excursion spec, so it "
-        "checks `PSU >= 1.5 x sustained load` (warn). Redundant server PSUs are left to the vendor's power "
-        "budget. Numbers are in `specs/rules/power.yaml` (section `transients`).",
+        "checks `PSU >= 1.5 x sustained load` (warn). Redundant PSUs, rackmount servers and OEM workstations "
+        "(`chassis.form_factor: workstation`) are left to the vendor's power budget. Numbers are in "
+        "`specs/rules/power.yaml` (section `transients`).",
         why="A spike the PSU's over-current protection sees as a fault shuts the machine down mid-run; RTX 3090 "
         "and 4090 builds that pass the sustained check were known to trip such PSUs. Intel's own example sizes "
         "a 300 W GPU + 300 W CPU system at 750 W with an ATX 3.0 PSU but about 1,100 W with an ATX 2.x one.",
@@ -58,10 +59,11 @@ class PsuTransientChecker(Checker):
                 continue
             where = ctx.rig_at(f"{power.psus[0].pointer}/watts")
             chassis = node.spec.chassis
-            if any(p.spares for p in power.psus) or (chassis and chassis.form_factor == "rackmount"):
+            vendor_built = chassis is not None and chassis.form_factor in ("rackmount", "workstation")
+            if any(p.spares for p in power.psus) or vendor_built:
                 yield TRANSIENTS.skipped(
-                    f"{node.label}: server PSUs ({'redundant' if any(p.spares for p in power.psus) else 'rackmount'}) "
-                    f"are sized by the vendor's power budget, not the ATX excursion rules",
+                    f"{node.label}: {'redundant' if any(p.spares for p in power.psus) else chassis.form_factor} PSUs "
+                    f"are sized by the system vendor's power budget, not the ATX excursion rules",
                     location=where,
                     subject=subject,
                 )
@@ -104,9 +106,15 @@ class PsuTransientChecker(Checker):
                 "formula": "PSU >= 1.5 x sustained load (no ATX 3.x excursion rating)",
                 **table.cite(),
             }
-            kind = "ATX 2.x" if any(p.atx_version for p in power.psus) else "rating unknown"
+            versions = {str(p.atx_version).split(".")[0] for p in power.psus if p.atx_version}
+            if versions == {"2"}:
+                kind = "ATX 2.x"
+            elif versions and "2" not in versions:
+                kind = "ATX 3.x without a native 12VHPWR cable"
+            else:
+                kind = "ATX version unknown"
             told = (
-                f"{node.label}: {fmt(capacity)} W PSU ({kind}, no native 12VHPWR) against 1.5 x "
+                f"{node.label}: {fmt(capacity)} W PSU ({kind}) against 1.5 x "
                 f"{fmt(power.sustained_w, 0)} W = {fmt(need, 0)} W for transient headroom"
             )
             if capacity < need:

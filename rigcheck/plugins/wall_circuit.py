@@ -115,7 +115,7 @@ class WallCircuitChecker(Checker):
                 continue
             warn_at = float(continuous["warn_above_fraction"]) * limit
             if total > warn_at:
-                fix = self._fix(ctx, facts, limit / total if total else 1)
+                fix = self._fix(ctx, facts, limit / total if total else 1, circuit)
                 if total > limit:
                     yield CIRCUIT.failed(
                         told, location=where, evidence=evidence, fix=fix, subject=ctx.subject
@@ -132,8 +132,13 @@ class WallCircuitChecker(Checker):
                 yield CIRCUIT.passed(told, location=where, evidence=evidence, subject=ctx.subject)
 
     @staticmethod
-    def _fix(ctx: CheckContext, facts, scale: float) -> str:  # type: ignore[no-untyped-def]
-        advice = "move PSUs to another circuit (psu.circuit), or use a 20 A or 230 V circuit"
+    def _fix(ctx: CheckContext, facts, scale: float, circuit) -> str:  # type: ignore[no-untyped-def]
+        options = ["move PSUs to another circuit (psu.circuit)"]
+        if circuit.volts < 200 and circuit.amps < 20:
+            options.append("a 20 A circuit")
+        if circuit.volts < 200:
+            options.append("a 208-240 V circuit")
+        advice = ", or ".join(options)
         if len(ctx.nodes) == 1:
             power = node_power(ctx.nodes[0], facts)
             limit = power_limit_fix(power, power.sustained_w * scale * 0.98, facts)

@@ -246,6 +246,8 @@ class Chassis(SpecModel):
             "laptop",
             "mini-pc",
             aliases={"rack": "rackmount", "sff": "small-form-factor", "tower": "mid-tower"},
+            description="workstation: an OEM workstation (Lenovo ThinkStation, Dell Precision, HP Z) whose "
+            "vendor sizes its power; towers built from retail parts are mid-tower or full-tower.",
         )
         | None
     ) = None
