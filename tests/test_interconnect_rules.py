@@ -127,3 +127,27 @@ def test_dp_allreduce_share(check, accum: int, severity: Severity) -> None:  # t
 def test_pcie_lanes(check, pcie: str, interconnect: str, severity: Severity) -> None:  # type: ignore[no-untyped-def]
     text = rig("{model: RTX 3090, count: 2}", f"    pcie: {pcie}\n{interconnect}")
     assert only(check(text, select=("ICX006",)), "ICX006").severity is severity
+
+
+def test_export_variants_have_cut_nvlink(check) -> None:  # type: ignore[no-untyped-def]
+    """A800: NVLink 400 GB/s instead of the A100's 600 (NET-7): 200 x 0.8 = 160 GB/s bus bandwidth, so the TP
+    ratio is 1.5x the A100's."""
+    load = workload("{tp: 8}", model="llama-3-70b")
+    a100 = only(
+        check(
+            rig("{model: NVIDIA A100-SXM4-80GB, count: 8}", "    gpu_interconnect: {kind: nvswitch}\n"),
+            load,
+            select=("ICX001",),
+        ),
+        "ICX001",
+    )
+    a800 = only(
+        check(
+            rig("{model: A800 SXM4 80GB, count: 8}", "    gpu_interconnect: {kind: nvswitch}\n"),
+            load,
+            select=("ICX001",),
+        ),
+        "ICX001",
+    )
+    assert (a100.evidence["busbw_gbps"], a800.evidence["busbw_gbps"]) == (240.0, 160.0)
+    assert a800.evidence["ratio"] == pytest.approx(1.5 * a100.evidence["ratio"], abs=0.002)
