@@ -11,3 +11,14 @@ def fmt(value: float, digits: int = 2) -> str:
     if "." in text:
         text = text.rstrip("0").rstrip(".")
     return text if text not in ("-0", "") else "0"
+
+
+def duration(seconds: float) -> str:
+    """``duration(0.031) == "0.031 s"``, ``duration(747.7) == "12.5 min"``, ``duration(9000) == "2.5 h"``."""
+    if seconds < 10:
+        return f"{seconds:.2g} s"
+    if seconds < 120:
+        return f"{fmt(seconds, 1)} s"
+    if seconds < 7200:
+        return f"{fmt(seconds / 60, 1)} min"
+    return f"{fmt(seconds / 3600, 1)} h"

@@ -104,12 +104,24 @@ def intra_node_link(node: NodeView, gpu: GpuView, facts: Mapping[str, Any]) -> L
     return Link("pcie", pcie_rate, busbw, p2p, how, False)
 
 
+def link_gbit_per_s(link: Any) -> float | None:
+    """Line rate of one port in Gb/s: the rig's ``gbps``, else its InfiniBand ``rate`` (NDR = 400)."""
+    if link.gbps:
+        return float(link.gbps)
+    if link.rate:
+        for row in _tables()["infiniband_rates"]:
+            if row["name"] == link.rate:
+                return float(row["gbps_per_4x_port"])
+    return None
+
+
 def node_network_gbps(node: NodeView, role: str = "compute") -> float:
     """GB/s per node of the network links for GPU traffic (role compute, or unspecified)."""
     total = 0.0
     for link in node.spec.network or ():
         if link.role not in (None, role, "any"):
             continue
-        if link.gbps:
-            total += link.gbps * link.count / 8
+        rate = link_gbit_per_s(link)
+        if rate:
+            total += rate * link.count / 8
     return total

@@ -320,6 +320,9 @@ class NodeGroup(SpecModel):
 
     name: str | None = None
     count: Count = 1
+    spares: int | None = Field(
+        None, ge=0, description="Spare nodes kept ready for this group (not counted in count)."
+    )
     gpus: one_or_many(GpuGroup) | None = Field(None, description="The GPUs of one node: one group or a list.")
     gpu_interconnect: GpuInterconnect | None = None
     pcie: Pcie | None = None

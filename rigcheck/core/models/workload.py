@@ -273,6 +273,19 @@ class Run(SpecModel):
     needs_fp64: bool | None = Field(
         None, description="The job does double-precision math (solvers, simulation)."
     )
+    failure_prior: choice("default", "pessimistic", aliases={"llama3": "default", "opt": "pessimistic"}) = (
+        Field(
+            "default",
+            description="Interruptions per GPU-hour to plan for: default (Llama 3 on H100s, 1.97e-5) or pessimistic "
+            "(OPT-175B on a new cloud cluster, 8.1e-5).",
+        )
+    )
+    failure_rate_per_gpu_hour: float | None = Field(
+        None, gt=0, lt=1, description="Your own fleet's interruptions per GPU-hour; replaces failure_prior."
+    )
+    restart_minutes: quantity("duration", "min") | None = Field(
+        None, description="Time from a failure to training again (detect, reschedule, load the checkpoint)."
+    )
 
 
 class Inference(SpecModel):

@@ -1,0 +1,113 @@
+"""CUDA003: the CUDA runtime or toolkit in use supports the GPU's architecture (cuda_compat.md
+sections 5, 5b).
+
+Each architecture has a first CUDA release (Hopper and Ada 11.8, Blackwell 12.8) and, once retired,
+a last major (Kepler 11.x; Maxwell, Pascal and Volta 12.x: CUDA 13.0 removed them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from rigcheck.core.checker import Checker
+from rigcheck.core.context import CheckContext
+from rigcheck.core.cuda_compat import capability, cuda_tables, parse_version
+from rigcheck.core.estimation.software import software_stack
+from rigcheck.core.findings import Finding, Severity
+from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.rules import Rule, RuleDocs
+
+ARCH = Rule(
+    code="CUDA003",
+    name="cuda-does-not-support-gpu-architecture",
+    summary="A CUDA runtime or toolkit in use predates the GPU's architecture or has dropped it",
+    severity=Severity.FAIL,
+    docs=RuleDocs(
+        what="For each CUDA version the node uses (torch wheel, `cuda_runtime`, `cuda_toolkit`), checks the GPU's "
+        "architecture against the architecture matrix: its first CUDA (the catalog's per-SKU `min_cuda` if later) "
+        "and its last CUDA major (Kepler 11, Maxwell/Pascal/Volta 12).",
+        why="CUDA 13 cannot compile for or ship libraries for a V100 or P100; CUDA 12.6 knows nothing of an RTX "
+        "5090 (sm_120). Code built with such a toolkit has no kernel for the GPU and its libraries (cuBLAS, cuDNN) "
+        "refuse it.",
+        example="```yaml\ngpus: {model: P100}\nsoftware: {driver: '580.95.05', cuda_runtime: '13.0'}   # CUDA003\n```",
+        fix="Use a CUDA release inside the GPU's range: 12.x (12.6 wheels) for Maxwell/Pascal/Volta, 11.x for "
+        "Kepler, 12.8 or later for Blackwell.",
+        references=(
+            "https://docs.nvidia.com/datacenter/tesla/drivers/cuda-toolkit-driver-and-architecture-matrix.html",
+            "https://docs.nvidia.com/cuda/cuda-features-archive/index.html",
+        ),
+    ),
+)
+
+
+class CudaArchSupportChecker(Checker):
+    name = "cuda.architecture"
+    rules = (ARCH,)
+
+    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+        tables = cuda_tables()
+        for node in ctx.nodes:
+            stack = software_stack(node)
+            for gpu in node.gpus:
+                if gpu.facts.vendor != "nvidia" or not gpu.facts.compute_capability:
+                    continue
+                subject = f"{ctx.rig.name} / {node.label}"
+                if stack is None or not stack.runtimes:
+                    yield ARCH.skipped(
+                        f"{gpu.facts.name}: no CUDA runtime, toolkit or torch build declared",
+                        location=ctx.rig_at(f"{node.pointer}/software"),
+                        subject=subject,
+                    )
+                    continue
+                cc = capability(gpu.facts.compute_capability)
+                arch = tables.architecture(cc) or {}
+                first = max(
+                    (
+                        v
+                        for v in (parse_version(arch.get("first_cuda")), parse_version(gpu.facts.min_cuda))
+                        if v
+                    ),
+                    default=None,
+                )
+                last_major = arch.get("last_cuda_major")
+                name = f"{gpu.facts.name} ({arch.get('name', gpu.facts.architecture)}, sm_{cc[0]}{cc[1]})"
+                for runtime in stack.runtimes:
+                    cuda = runtime.cuda
+                    where = ctx.rig_at(runtime.pointer)
+                    evidence = {
+                        "cuda": cuda.text,
+                        "cuda_from": runtime.origin,
+                        "gpu": gpu.facts.name,
+                        "compute_capability": gpu.facts.compute_capability,
+                        "first_cuda": ".".join(map(str, first)) if first else None,
+                        "last_cuda_major": last_major,
+                        **tables.cite("architectures"),
+                    }
+                    label = f"CUDA {cuda.text} ({runtime.origin}) for {name}"
+                    if first is not None and cuda.short < first[:2]:
+                        yield ARCH.failed(
+                            f"{label}: the architecture needs CUDA {evidence['first_cuda']} or later",
+                            location=where,
+                            evidence=evidence,
+                            subject=subject,
+                            fix=f"use CUDA {evidence['first_cuda']} or later (for PyTorch, a wheel "
+                            f"built with it)",
+                        )
+                    elif last_major is not None and cuda.major > int(last_major):
+                        yield ARCH.failed(
+                            f"{label}: CUDA {cuda.major}.x dropped the architecture (last: {last_major}.x)",
+                            location=where,
+                            evidence=evidence,
+                            subject=subject,
+                            fix=f"stay on CUDA {last_major}.x for this GPU",
+                        )
+                    else:
+                        span = f"{evidence['first_cuda'] or '?'} to {f'{last_major}.x' if last_major else 'current'}"
+                        yield ARCH.passed(
+                            f"{label}: supported ({span})", location=where, evidence=evidence, subject=subject
+                        )
+
+
+@hookimpl
+def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+    register(CudaArchSupportChecker())

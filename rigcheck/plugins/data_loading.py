@@ -1,0 +1,263 @@
+"""STO001, STO002, STO005: can the data's storage feed the GPUs (rules_facts.md STO-1..STO-3)?
+
+The GPUs consume tokens (or samples) at the optimistic end of the throughput estimate; the data
+device must read that many bytes per second with a 1.2x margin, and, for random access, serve one
+random read per sequence (sample). Data sets that fit in half the RAM are served from the page cache
+after the first epoch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from rigcheck.core.checker import Checker
+from rigcheck.core.context import CheckContext
+from rigcheck.core.estimate import estimate_workload
+from rigcheck.core.estimation.storage import device_rates, pick_device
+from rigcheck.core.findings import Finding, Severity
+from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.numbers import fmt
+from rigcheck.core.rules import Rule, RuleDocs
+
+_STO = (
+    "rules_facts.md STO-1..STO-3",
+    "https://docs.aws.amazon.com/prescriptive-guidance/latest/"
+    "sql-server-ec2-ha-dr/ebs-storage-types.html (gp3 baseline 3,000 IOPS, 125 MiB/s)",
+)
+
+READ_RATE = Rule(
+    code="STO001",
+    name="data-read-bandwidth-too-low",
+    summary="The data's storage cannot read as fast as the GPUs consume data",
+    severity=Severity.FAIL,
+    docs=RuleDocs(
+        what="Computes the read rate the job needs, `tokens/s x bytes per token` (or samples/s x bytes per "
+        "sample) at the optimistic end of the throughput estimate, x 1.2 margin, and compares it with the "
+        "data device's sequential read rate (the rig's `read_mb_s` x count; HDD/SATA defaults; cloud "
+        "volumes at their provisioned or baseline throughput: gp3 125 MiB/s unless provisioned). Fail "
+        "above the device's rate, warn above 80% of it. A shared file system serves all nodes.",
+        why="A starved data loader leaves the GPUs idle; image and audio sets at hundreds of KB per sample need "
+        "GB/s (ResNet-50 on a DGX A100: 1.8 GB/s), while pre-tokenised text needs KB/s.",
+        example="```yaml\nstorage: [{kind: cloud-volume, volume_type: gp3}]   # 125 MiB/s\ndata: {samples: 1.3e6, "
+        "bytes_per_sample: 110000}   # 8 GPUs at 2,000 img/s each: STO001\n```",
+        fix="Faster storage (local NVMe, provisioned gp3/io2 throughput, a parallel file system), caching the "
+        "data set on local NVMe, or a smaller on-disk format.",
+        references=_STO,
+    ),
+)
+
+RANDOM_IOPS = Rule(
+    code="STO002",
+    name="random-read-iops-too-low",
+    summary="Random access to the data needs more IOPS than the device serves",
+    severity=Severity.FAIL,
+    docs=RuleDocs(
+        what="For `data.access: random`, one random read per sequence (or sample): sequences/s at the "
+        "optimistic end of the throughput estimate x 1.2, against the device's random-read IOPS (a 7,200 "
+        "rpm HDD about 80; gp3 3,000 unless provisioned). Fail above, warn above 80%.",
+        why="Shuffled reads of small records turn a disk's MB/s into IOPS: an HDD's 80 IOPS feed 80 samples a "
+        "second, whatever its sequential rate.",
+        example="```yaml\nstorage: [{kind: hdd}]\ndata: {access: random}   # STO002 for anything faster than 80/s\n```",
+        fix="Pack the data into large shards read sequentially (WebDataset, MosaicML StreamingDataset), move it to "
+        "SSD/NVMe, or provision IOPS.",
+        references=_STO,
+    ),
+)
+
+PAGE_CACHE = Rule(
+    code="STO005",
+    name="data-set-larger-than-page-cache",
+    summary="A random-access data set too big for RAM is read from slow storage every epoch",
+    severity=Severity.WARN,
+    docs=RuleDocs(
+        what="Compares the data set's size with half the node's RAM: a set that fits is served from the page "
+        "cache after the first epoch; one that does not, read at random from an HDD, a cloud volume or a "
+        "network file system, hits the device every epoch (warn).",
+        why="Repeated epochs over a set larger than RAM are bounded by the device, not by the first epoch's "
+        "read; the first two rules assume nothing is cached.",
+        example="```yaml\nmemory_gib: 64\ndata: {size_gb: 500, access: random}   # on gp3: STO005\n```",
+        fix="More RAM, local NVMe for the data set, or sequential shards.",
+        references=("https://github.com/stas00/ml-engineering/blob/master/compute/cpu-memory/README.md",),
+    ),
+)
+
+
+class DataLoadingChecker(Checker):
+    name = "storage.data-loading"
+    rules = (READ_RATE, RANDOM_IOPS, PAGE_CACHE)
+    needs_workload = True
+
+    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+        workload = ctx.workload
+        data = workload.data
+        where = ctx.workload_at("/data")
+        node = next((n for n in ctx.nodes if n.gpus), None)
+        if workload.task == "inference" or data is None or node is None:
+            yield READ_RATE.passed(
+                "no training data to read (inference, or no data section)",
+                location=where,
+                subject=ctx.subject,
+            )
+            return
+        facts = ctx.facts("storage")
+        picked = pick_device(node, data.storage, "data")
+        if picked is None:
+            yield READ_RATE.skipped(
+                f"{node.label}: no storage declared",
+                location=ctx.rig_at(node.pointer),
+                subject=ctx.subject,
+                fix="add the storage that holds the data set",
+            )
+            return
+        rates = device_rates(node, *picked, facts)
+        gpu = node.gpus[0]
+        estimate = estimate_workload(workload, gpu=gpu.facts, gpus_per_node=node.gpus_per_node, arch=ctx.arch)
+        speed = estimate.training
+        if speed is None:
+            yield READ_RATE.skipped(
+                "no throughput estimate for this GPU", location=where, subject=ctx.subject
+            )
+            return
+        tokens_per_s = speed.tokens_per_second.high
+        if not rates.shared:  # each node reads its own copy: the rate one node needs
+            tokens_per_s /= max(1, -(-estimate.inputs.world // node.gpus_per_node))
+        seq = estimate.inputs.seq_len
+        margin = float(facts["read_bandwidth"]["margin"])
+        warn = float(facts["read_bandwidth"]["warn_above_fraction"])
+        related = [ctx.rig_at(rates.pointer)]
+        yield self._bandwidth(ctx, data, rates, tokens_per_s, seq, margin, warn, where, related, facts)
+        yield self._iops(ctx, data, rates, tokens_per_s, seq, margin, warn, where, related, facts)
+        yield self._page_cache(ctx, node, data, rates, where, related, facts)
+
+    @staticmethod
+    def _bytes_per_token(data, seq: int) -> tuple[float | None, str]:  # type: ignore[no-untyped-def]
+        if data.bytes_per_sample:
+            return data.bytes_per_sample / seq, f"{fmt(data.bytes_per_sample)} B per sample / {seq} tokens"
+        if data.bytes_per_token:
+            return data.bytes_per_token, f"{fmt(data.bytes_per_token)} B per token"
+        if data.size_gb and data.tokens:
+            return data.size_gb * 1e9 / data.tokens, "size_gb / tokens"
+        return None, ""
+
+    def _bandwidth(self, ctx, data, rates, tokens_per_s, seq, margin, warn, where, related, facts):  # type: ignore[no-untyped-def]
+        per_token, how = self._bytes_per_token(data, seq)
+        subject = ctx.subject
+        if per_token is None:
+            return READ_RATE.skipped(
+                "bytes per token or per sample not given (data.bytes_per_token, "
+                "data.bytes_per_sample or data.size_gb with data.tokens)",
+                location=where,
+                subject=subject,
+                fix="add data.bytes_per_token (2 for uint16 token files)",
+            )
+        need = tokens_per_s * per_token * margin / 1e6
+        available = rates.read_mb_s
+        evidence = {
+            "tokens_per_s": round(tokens_per_s),
+            "bytes_per_token": round(per_token, 4),
+            "bytes_from": how,
+            "margin": margin,
+            "need_mb_s": round(need, 3),
+            "device": rates.label,
+            "read_mb_s": available,
+            "rates_from": rates.how,
+            **facts["read_bandwidth"].cite(),
+        }
+        told = (
+            f"reading {fmt(need, 2)} MB/s ({fmt(tokens_per_s, 0)} tokens/s x {fmt(per_token, 2)} B x {margin:g}) "
+            f"from {rates.label}"
+        )
+        if available is None:
+            return READ_RATE.skipped(
+                f"{told}: the device's read rate is unknown",
+                location=where,
+                related=related,
+                evidence=evidence,
+                subject=subject,
+                fix="add read_mb_s to the storage entry",
+            )
+        told += f" at {fmt(available, 0)} MB/s ({need / available:.1%})"
+        fix = (
+            "local NVMe, provisioned throughput, a parallel file system, or cache the data set on local disk"
+        )
+        if need > available:
+            return READ_RATE.failed(
+                told, location=where, related=related, evidence=evidence, fix=fix, subject=subject
+            )
+        if need > warn * available:
+            return READ_RATE.warned(
+                told, location=where, related=related, evidence=evidence, fix=fix, subject=subject
+            )
+        return READ_RATE.passed(told, location=where, related=related, evidence=evidence, subject=subject)
+
+    def _iops(self, ctx, data, rates, tokens_per_s, seq, margin, warn, where, related, facts):  # type: ignore[no-untyped-def]
+        subject = ctx.subject
+        if data.access != "random":
+            return RANDOM_IOPS.passed(
+                f"data read {data.access or 'in an unspecified order'}: no random-read demand assumed",
+                location=where,
+                subject=subject,
+            )
+        need = tokens_per_s / seq * margin
+        available = rates.random_read_iops
+        evidence = {
+            "sequences_per_s": round(tokens_per_s / seq, 2),
+            "need_iops": round(need, 1),
+            "device": rates.label,
+            "random_read_iops": available,
+            "rates_from": rates.how,
+        }
+        told = (
+            f"{fmt(need, 0)} random reads/s (one per {seq}-token sequence, x {margin:g}) from {rates.label}"
+        )
+        if available is None:
+            return RANDOM_IOPS.skipped(
+                f"{told}: the device's random-read IOPS are unknown",
+                location=where,
+                related=related,
+                evidence=evidence,
+                subject=subject,
+                fix="add random_read_iops to the storage entry",
+            )
+        told += f" at {fmt(available, 0)} IOPS"
+        fix = "sequential shards (WebDataset, StreamingDataset), SSD/NVMe, or provisioned IOPS"
+        if need > available:
+            return RANDOM_IOPS.failed(
+                told, location=where, related=related, evidence=evidence, fix=fix, subject=subject
+            )
+        if need > warn * available:
+            return RANDOM_IOPS.warned(
+                told, location=where, related=related, evidence=evidence, fix=fix, subject=subject
+            )
+        return RANDOM_IOPS.passed(told, location=where, related=related, evidence=evidence, subject=subject)
+
+    def _page_cache(self, ctx, node, data, rates, where, related, facts):  # type: ignore[no-untyped-def]
+        subject = ctx.subject
+        size = data.size_gb or ((data.tokens or 0) * (data.bytes_per_token or 0) / 1e9) or None
+        ram = node.spec.memory_gib
+        if size is None or ram is None:
+            return PAGE_CACHE.skipped("data set size or RAM unknown", location=where, subject=subject)
+        cacheable = ram * 2**30 / 1e9 * float(facts["page_cache"]["cacheable_fraction_of_ram"])
+        told = f"{fmt(size, 1)} GB data set against {fmt(cacheable, 0)} GB of page cache (half of {fmt(ram)} GiB RAM)"
+        slow = rates.device.kind in ("hdd", "cloud-volume", "network-fs", "object-store")
+        evidence = {
+            "data_gb": size,
+            "cacheable_gb": round(cacheable, 1),
+            "device_kind": rates.device.kind,
+            **facts["page_cache"].cite(),
+        }
+        if size > cacheable and data.access == "random" and slow:
+            return PAGE_CACHE.warned(
+                f"{told}: random reads hit the {rates.device.kind} every epoch",
+                location=where,
+                related=related,
+                evidence=evidence,
+                subject=subject,
+                fix="copy the data set to local NVMe, add RAM, or use sequential shards",
+            )
+        return PAGE_CACHE.passed(told, location=where, evidence=evidence, subject=subject)
+
+
+@hookimpl
+def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+    register(DataLoadingChecker())

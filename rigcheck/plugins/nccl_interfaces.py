@@ -1,0 +1,144 @@
+"""NET003: NCCL_SOCKET_IFNAME and NCCL_IB_HCA name interfaces the node has (rules_facts.md NET-1).
+
+Syntax (NCCL environment-variable docs): a comma-separated list of prefixes; ``=`` before the list
+makes the entries exact names; ``^`` excludes them instead; HCA entries may carry ``:port``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from rigcheck.core.checker import Checker
+from rigcheck.core.context import CheckContext, NodeView
+from rigcheck.core.estimation.network import InterfaceList, declared_interfaces
+from rigcheck.core.findings import Finding, Severity
+from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.rules import Rule, RuleDocs
+
+_ENV_DOCS = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"
+_RDMA_KINDS = ("infiniband", "roce", "efa", "omni-path")
+
+INTERFACES = Rule(
+    code="NET003",
+    name="nccl-interface-not-declared",
+    summary="NCCL_SOCKET_IFNAME or NCCL_IB_HCA selects interfaces the node does not have",
+    severity=Severity.FAIL,
+    docs=RuleDocs(
+        what="Reads `NCCL_SOCKET_IFNAME` and `NCCL_IB_HCA` from the node's `software.env` and matches them, with "
+        "NCCL's syntax (prefix; `=` exact; `^` exclude; `:port` on HCAs), against the interface names the "
+        "node's `network` links declare. Fails when the variable selects none of them; warns when some entries "
+        "of an include list select nothing (a typo NCCL ignores silently).",
+        why="With no matching socket interface NCCL stops with 'Bootstrap : no socket interface found'; with no "
+        "matching HCA it falls back to TCP sockets and runs at a fraction of the fabric's speed. A prefix such "
+        "as `eth` does not match `enp170s0f0`.",
+        example="```yaml\nnetwork: [{kind: ethernet, interface: enp170s0f0}]\nsoftware: {env: {NCCL_SOCKET_IFNAME: "
+        "eth0}}   # NET003\n```",
+        fix="Set the variable to the names `ip -br link` (sockets) and `ibv_devices` (HCAs) print, or declare the "
+        "interfaces on the node's network links.",
+        references=(_ENV_DOCS, "rules_facts.md NET-1"),
+    ),
+)
+
+
+class NcclInterfacesChecker(Checker):
+    name = "network.nccl-interfaces"
+    rules = (INTERFACES,)
+
+    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+        for node in ctx.nodes:
+            software = node.spec.software
+            env = (software.env if software else None) or {}
+            subject = f"{ctx.rig.name} / {node.label}"
+            chosen = [name for name in ("NCCL_SOCKET_IFNAME", "NCCL_IB_HCA") if env.get(name)]
+            if not node.gpus:
+                continue
+            if not chosen:
+                yield INTERFACES.passed(
+                    f"{node.label}: NCCL picks interfaces itself (InfiniBand/RoCE first, then any interface but "
+                    f"lo and docker*)",
+                    location=ctx.rig_at(f"{node.pointer}/software"),
+                    subject=subject,
+                )
+                continue
+            for variable in chosen:
+                yield self._one(ctx, node, variable, str(env[variable]), subject)
+
+    @staticmethod
+    def _one(ctx: CheckContext, node: NodeView, variable: str, value: str, subject: str) -> Finding:
+        where = ctx.rig_at(f"{node.pointer}/software/env/{variable}")
+        related = [ctx.rig_at(f"{node.pointer}/network")]
+        if variable == "NCCL_IB_HCA":
+            links = [link for link in node.spec.network or () if link.kind in _RDMA_KINDS]
+            names = [
+                part.strip()
+                for link in links
+                if link.interface
+                for part in link.interface.split(",")
+                if part.strip()
+            ]
+            if not links:
+                return INTERFACES.warned(
+                    f"{variable}='{value}' but {node.label} declares no InfiniBand/RoCE/EFA link: NCCL will use "
+                    f"TCP sockets",
+                    location=where,
+                    related=related,
+                    subject=subject,
+                    fix="declare the RDMA links (kind: infiniband or roce, interface: mlx5_0,...) or drop the "
+                    "variable",
+                )
+        else:
+            names = declared_interfaces(node)
+        if not names:
+            return INTERFACES.skipped(
+                f"{variable}='{value}': {node.label} declares no interface names to check it against",
+                location=where,
+                subject=subject,
+                fix="add interface: names to the node's network links",
+            )
+        parsed = InterfaceList.parse(value)
+        selected = [name for name in names if parsed.matches(name)]
+        declared = ", ".join(names)
+        syntax = ("exclude " if parsed.exclude else "") + ("exact names" if parsed.exact else "prefixes")
+        evidence = {
+            "variable": variable,
+            "value": value,
+            "syntax": syntax,
+            "declared": names,
+            "selected": selected,
+        }
+        if not selected:
+            error = (
+                "Bootstrap : no socket interface found"
+                if variable == "NCCL_SOCKET_IFNAME"
+                else ("no matching HCA: NCCL falls back to TCP sockets")
+            )
+            return INTERFACES.failed(
+                f"{variable}='{value}' ({syntax}) selects none of the declared interfaces ({declared}): {error}",
+                location=where,
+                related=related,
+                evidence=evidence,
+                subject=subject,
+                fix=f"set {variable} to one of: {declared}",
+            )
+        unmatched = parsed.unmatched_entries(names)
+        if unmatched:
+            return INTERFACES.warned(
+                f"{variable}='{value}': {', '.join(unmatched)} match(es) no declared interface ({declared}); "
+                f"selected: {', '.join(selected)}",
+                location=where,
+                related=related,
+                evidence=evidence,
+                subject=subject,
+                fix=f"remove or correct {', '.join(unmatched)}",
+            )
+        return INTERFACES.passed(
+            f"{variable}='{value}' ({syntax}) selects {', '.join(selected)}",
+            location=where,
+            evidence=evidence,
+            subject=subject,
+        )
+
+
+@hookimpl
+def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+    register(NcclInterfacesChecker())

@@ -1,0 +1,79 @@
+"""NET007: node groups whose compute links sit on different subnets (rules_facts.md NET-2).
+
+NCCL and the rendezvous connect every node to every other; nodes in different subnets (or cloud
+VPCs and placement groups) need routes and open security groups between them, and cross-subnet
+traffic often leaves the low-latency fabric altogether.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from rigcheck.core.checker import Checker
+from rigcheck.core.context import CheckContext, NodeView
+from rigcheck.core.findings import Finding, Severity
+from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.rules import Rule, RuleDocs
+
+SUBNETS = Rule(
+    code="NET007",
+    name="nodes-on-different-subnets",
+    summary="GPU node groups declare compute links on subnets that do not overlap",
+    severity=Severity.WARN,
+    docs=RuleDocs(
+        what="Collects the `subnet` of each GPU node group's compute links (role `compute`, `any` or none) and "
+        "warns when two groups share none. Groups without declared subnets are not compared.",
+        why="A job spread over nodes that cannot reach each other directly hangs at rendezvous or at NCCL's "
+        "first collective; routed traffic between subnets skips RDMA and crosses slower switches.",
+        example="```yaml\nnodes:\n  - {name: a, network: [{kind: roce, subnet: 10.0.1.0/24}]}\n  - {name: b, network: "
+        "[{kind: roce, subnet: 10.0.2.0/24}]}   # NET007\n```",
+        fix="Put the nodes in one subnet (one cloud placement group or VPC subnet), or route the subnets and open "
+        "the security groups between them.",
+        references=(
+            "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting/networking_troubleshooting.html",
+        ),
+    ),
+)
+
+
+def _subnets(node: NodeView) -> set[str]:
+    return {
+        link.subnet.strip()
+        for link in node.spec.network or ()
+        if link.subnet and link.role in (None, "compute", "any")
+    }
+
+
+class NodeSubnetsChecker(Checker):
+    name = "network.subnets"
+    rules = (SUBNETS,)
+
+    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+        groups = [(node, _subnets(node)) for node in ctx.nodes if node.gpus]
+        declared = [(node, subnets) for node, subnets in groups if subnets]
+        where = ctx.rig_at("/nodes")
+        if len(declared) < 2:
+            told = "one GPU node group" if len(groups) < 2 else "fewer than two node groups declare subnets"
+            yield SUBNETS.passed(f"{told}: nothing to compare", location=where, subject=f"rig {ctx.rig.name}")
+            return
+        apart = [
+            (a, sa, b, sb) for i, (a, sa) in enumerate(declared) for b, sb in declared[i + 1 :] if not sa & sb
+        ]
+        for a, sa, b, sb in apart:
+            yield SUBNETS.warned(
+                f"{a.label} ({', '.join(sorted(sa))}) and {b.label} ({', '.join(sorted(sb))}) share no subnet",
+                location=ctx.rig_at(f"{b.pointer}/network"),
+                related=[ctx.rig_at(f"{a.pointer}/network")],
+                subject=f"rig {ctx.rig.name}",
+                fix="one subnet (or placement group) for all GPU nodes, or routes and open security groups "
+                "between them",
+            )
+        if not apart:
+            yield SUBNETS.passed(
+                f"{len(declared)} node groups share a subnet", location=where, subject=f"rig {ctx.rig.name}"
+            )
+
+
+@hookimpl
+def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+    register(NodeSubnetsChecker())
