@@ -241,3 +241,11 @@ def test_problems_of_both_files_are_reported_together(run_cli, write_spec) -> No
         and "workload.yaml:5:7" in result.err
         and "did you mean 'pretrain'" in result.err
     )
+
+
+def test_deselected_checkers_are_one_line(run_cli) -> None:  # type: ignore[no-untyped-def]
+    result = run_cli("check", "home-2x3090", "--select", "PLT001", "--color", "never")
+    assert "checkers without a selected rule (-v lists them)" in result.out
+    assert "power.psu-sustained: deselected" not in result.out
+    verbose = run_cli("check", "home-2x3090", "--select", "PLT001", "--color", "never", "-v")
+    assert "power.psu-sustained" in verbose.out

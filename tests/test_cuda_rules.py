@@ -250,7 +250,8 @@ class TestTorchWheel:
 
     def test_fix_names_wheels_that_work(self, check) -> None:  # type: ignore[no-untyped-def]
         finding = one(check(rig("RTX 5090", "{torch: '2.5.1+cu121'}"), select=("CUDA004",)), "CUDA004")
-        assert "cu132" in finding.fix and "no kernel image is available" in finding.message
+        assert "cu128 (torch 2.7-2.11), cu129 (torch 2.8)" in finding.fix
+        assert "no kernel image is available" in finding.message
 
 
 class TestNvccTorch:

@@ -98,7 +98,9 @@ class NcclInterfacesChecker(Checker):
         parsed = InterfaceList.parse(value)
         selected = [name for name in names if parsed.matches(name)]
         declared = ", ".join(names)
-        syntax = ("exclude " if parsed.exclude else "") + ("exact names" if parsed.exact else "prefixes")
+        syntax = ("excluding " if parsed.exclude else "") + (
+            "exact names" if parsed.exact else "name prefixes"
+        )
         evidence = {
             "variable": variable,
             "value": value,

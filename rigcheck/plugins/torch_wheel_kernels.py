@@ -141,17 +141,24 @@ class TorchWheelKernelsChecker(Checker):
 
 
 def _suggest(tables, cc) -> str:  # type: ignore[no-untyped-def]
-    """The newest wheels with SASS for the GPU."""
-    rows = [
-        row
-        for row in tables.data["torch_wheels"]["rows"]
-        if any(sass_runs_on(capability(value), cc) for value in row["sass"])
-    ]
-    if not rows:
-        return "no PyTorch wheel in the build lists supports this GPU; build from source"
-    best = sorted(rows, key=lambda row: tuple(int(p) for p in str(row["torch_to"]).split(".")))[-3:]
+    """Each wheel variant with SASS for the GPU and the torch releases that publish it with that code."""
+
+    def key(text: str) -> tuple[int, ...]:
+        return tuple(int(part) for part in text.split("."))
+
+    spans: dict[str, tuple[str, str]] = {}
+    for row in tables.data["torch_wheels"]["rows"]:
+        if any(sass_runs_on(capability(value), cc) for value in row["sass"]):
+            low, high = str(row["torch_from"]), str(row["torch_to"])
+            if row["wheel"] in spans:
+                old_low, old_high = spans[row["wheel"]]
+                low, high = min(low, old_low, key=key), max(high, old_high, key=key)
+            spans[row["wheel"]] = (low, high)
+    if not spans:
+        return "no PyTorch wheel in the build lists has code for this GPU; build from source"
+    ordered = sorted(spans.items(), key=lambda item: key(item[1][0]))
     return "install a wheel built for the GPU: " + ", ".join(
-        f"torch {row['torch_from']}-{row['torch_to']} {row['wheel']}" for row in reversed(best)
+        f"{wheel} (torch {low}{'' if low == high else f'-{high}'})" for wheel, (low, high) in ordered
     )
 
 

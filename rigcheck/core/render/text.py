@@ -32,13 +32,17 @@ def render_text(report: Report, options: RenderOptions) -> str:
         lines.append(paint(f"{checker}{origin}", "1"))
         for finding in findings:
             lines.extend(_finding_lines(finding, marks, paint, options.verbose))
-    quiet = [
-        run for run in report.checkers if run.status in ("skipped", "deselected") and run.name not in groups
-    ]
-    if quiet:
+    quiet = [run for run in report.checkers if run.status == "skipped" and run.name not in groups]
+    deselected = [run for run in report.checkers if run.status == "deselected" and run.name not in groups]
+    if quiet or deselected:
         lines.append("")
         for run in quiet:
             lines.append(paint(f"{run.name}: {run.status} ({run.reason})", "2"))
+        if deselected:  # --select / --ignore: one line, not one per checker (-v lists them)
+            names = (
+                f": {', '.join(run.name for run in deselected)}" if options.verbose else " (-v lists them)"
+            )
+            lines.append(paint(f"{len(deselected)} checkers without a selected rule{names}", "2"))
     summary = report.summary
     lines.append("")
     verdict = _VERDICT[report.verdict]
