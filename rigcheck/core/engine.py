@@ -266,20 +266,47 @@ def _debug_traceback(exc: BaseException) -> None:
 
 
 def summarize(findings: Sequence[Finding]) -> Summary:
+    """Counts by severity of the findings that count, and how many are suppressed."""
     counts = {severity: 0 for severity in Severity}
+    suppressed = 0
     for finding in findings:
-        counts[finding.severity] += 1
+        if finding.counts:
+            counts[finding.severity] += 1
+        else:
+            suppressed += 1
     return Summary(
         passed=counts[Severity.PASS],
         skipped=counts[Severity.SKIP],
         warned=counts[Severity.WARN],
         failed=counts[Severity.FAIL],
+        suppressed=suppressed,
     )
 
 
+def verdict_of(findings: Sequence[Finding]) -> Severity:
+    """The worst finding that counts; skips count as a pass."""
+    verdict = worst([finding.severity for finding in findings if finding.counts])
+    return Severity.PASS if verdict is Severity.SKIP else verdict
+
+
 def exit_code_for(findings: Sequence[Finding], fail_on: Severity) -> int:
-    """1 when any finding is at or above the threshold, else 0."""
-    return int(any(finding.severity.rank >= fail_on.rank for finding in findings))
+    """1 when any finding that counts is at or above the threshold, else 0."""
+    return int(any(finding.counts and finding.severity.rank >= fail_on.rank for finding in findings))
+
+
+def recount(report: Report, findings: list[Finding] | None = None) -> Report:
+    """The report with ``findings`` (default: its own) and its summary, verdict and exit code redone,
+    after suppressions, baselines or severity overrides changed them."""
+    findings = list(report.findings if findings is None else findings)
+    fail_on = Severity(report.fail_on)
+    return report.model_copy(
+        update={
+            "findings": findings,
+            "summary": summarize(findings),
+            "verdict": verdict_of(findings).value,
+            "exit_code": exit_code_for(findings, fail_on),
+        }
+    )
 
 
 def _report(
@@ -293,9 +320,7 @@ def _report(
 ) -> Report:
     from rigcheck import __plugin_api__, __version__
 
-    verdict = worst([finding.severity for finding in findings])
-    if verdict is Severity.SKIP:
-        verdict = Severity.PASS
+    verdict = verdict_of(findings)
     return Report(
         tool=ToolInfo(version=__version__, plugin_api=__plugin_api__),
         subject=ctx.subject,

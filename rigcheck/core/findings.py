@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -42,6 +42,20 @@ class Location(BaseModel):
     pointer: str = Field("", description="RFC 6901 JSON pointer of the field, '' for the whole document.")
 
 
+class Suppression(BaseModel):
+    """Why a finding does not count: an inline or file-wide comment, a config waiver, or a baseline.
+
+    Suppressed findings stay in the report (SARIF ``suppressions[]``); they do not change the exit code.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["inline", "file", "waiver", "baseline"]
+    reason: str = Field(description="The reason written with the suppression (or the baseline file).")
+    location: Location | None = Field(None, description="Where the comment or waiver is.")
+    expires: str | None = Field(None, description="Waivers: the date after which it stops applying.")
+
+
 class Finding(BaseModel):
     """One verdict of one rule on one subject."""
 
@@ -62,6 +76,18 @@ class Finding(BaseModel):
     subject: str | None = Field(
         None, description="What was checked: a node group, a rig, a rig and workload pair."
     )
+    suppressions: tuple[Suppression, ...] = Field(
+        (), description="Why the finding does not count, if it is suppressed or baselined."
+    )
+
+    @property
+    def suppressed(self) -> bool:
+        return bool(self.suppressions)
+
+    @property
+    def counts(self) -> bool:
+        """Whether the finding counts toward the verdict and the exit code (not suppressed)."""
+        return not self.suppressions
 
     @property
     def line(self) -> int | None:

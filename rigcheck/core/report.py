@@ -48,14 +48,27 @@ class CheckerRun(_ReportModel):
 
 
 class Summary(_ReportModel):
+    """Counts of the findings that count; suppressed and baselined findings are counted apart."""
+
     passed: int = 0
     skipped: int = 0
     warned: int = 0
     failed: int = 0
+    suppressed: int = 0
 
     @property
     def total(self) -> int:
         return self.passed + self.skipped + self.warned + self.failed
+
+
+class RunRecord(_ReportModel):
+    """One rig, or one rig with one workload, checked as part of ``rigcheck lint``."""
+
+    subject: str
+    rig: str = Field(description="Path of the rig spec.")
+    workload: str | None = Field(None, description="Path of the workload spec, if any.")
+    verdict: Literal["pass", "warn", "fail"]
+    summary: Summary
 
 
 class Timings(_ReportModel):
@@ -75,6 +88,9 @@ class Report(_ReportModel):
     exit_code: Literal[0, 1]
     summary: Summary
     findings: list[Finding]
+    runs: list[RunRecord] = Field(
+        default_factory=list, description="rigcheck lint: each rig and rig + workload pair that was checked."
+    )
     checkers: list[CheckerRun]
     inputs: list[InputFile]
     plugins: list[PluginRecord]

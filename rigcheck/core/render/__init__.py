@@ -3,13 +3,40 @@ verdicts. Each is registered through the ``rigcheck_formats`` hook and imported 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
 class RenderOptions:
-    """How to render: colour (only on a terminal, never with NO_COLOR) and detail."""
+    """How to render.
+
+    ``color`` only on a terminal (never with NO_COLOR); ``verbose`` shows evidence; ``rules`` maps
+    each rule code to its :class:`rigcheck.core.rules.Rule` (for SARIF ``rules[]``, help texts and
+    titles); ``root`` is the directory file paths are made relative to (the repository root, for
+    SARIF and GitHub annotations).
+    """
 
     color: bool = False
     verbose: bool = False
     unicode: bool = True
+    rules: Mapping[str, Any] = field(default_factory=dict)
+    root: str | None = None
+
+
+def relative_path(path: str | None, root: str | None) -> str | None:
+    """``path`` relative to ``root`` with forward slashes; unchanged when it lies outside ``root``."""
+    if path is None:
+        return None
+    if root is None:
+        return path.replace(os.sep, "/")
+    absolute = os.path.abspath(path)
+    try:
+        relative = os.path.relpath(absolute, os.path.abspath(root))
+    except ValueError:  # another drive on Windows
+        return absolute.replace(os.sep, "/")
+    if relative.startswith(".."):
+        return absolute.replace(os.sep, "/")
+    return relative.replace(os.sep, "/")
