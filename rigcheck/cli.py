@@ -71,37 +71,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("rig", metavar="RIG", help="rig spec file, or the name of a shipped rig (home-2x3090)")
     check.add_argument("workload", metavar="WORKLOAD", nargs="?", help="workload spec file or shipped name")
-    _add_output_options(check, formats_help="text (default) or json")
-    check.add_argument(
-        "--fail-on",
-        choices=("warn", "fail"),
-        default="fail",
-        help="exit 1 when a finding is at or above this severity (default: fail)",
-    )
-    check.add_argument(
-        "--select",
-        action="append",
-        default=[],
-        metavar="CODES",
-        help="only these rules: codes or prefixes, comma-separated (PLT, SPEC001); repeatable",
-    )
-    check.add_argument(
-        "--ignore",
-        action="append",
-        default=[],
-        metavar="CODES",
-        help="leave out these rules: codes or prefixes, comma-separated; repeatable",
-    )
-    check.add_argument(
-        "--timeout",
-        type=float,
-        default=None,
-        metavar="SECONDS",
-        help="time limit of each checker (default 10)",
-    )
-    check.add_argument("-v", "--verbose", action="store_true", help="show each finding's evidence")
-    _add_plugin_options(check)
+    _add_report_options(check)
     check.set_defaults(handler=_cmd_check)
+
+    lint = commands.add_parser(
+        "lint",
+        help="check every spec under PATHs: each rig, and each workload against its rigs",
+        description="Find rig and workload specs under PATHs (default: the current folder), pair workloads "
+        "with rigs (runs_on:, and pairs/matrix in .rigcheck.yaml), check every rig alone and every pair, "
+        "and write one report. Made for pull requests: SARIF, JUnit, GitHub annotations, Markdown.",
+    )
+    lint.add_argument("paths", metavar="PATH", nargs="*", default=[], help="files or folders (default: .)")
+    _add_report_options(lint)
+    lint.set_defaults(handler=_cmd_lint)
 
     estimate = commands.add_parser(
         "estimate",
@@ -128,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate.set_defaults(handler=_cmd_validate)
 
     schema = commands.add_parser("schema", help="print the JSON Schema of a spec kind or of the report")
-    schema.add_argument("which", choices=("rig", "workload", "report"))
+    schema.add_argument("which", choices=("rig", "workload", "report", "config"))
     schema.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
     schema.set_defaults(handler=_cmd_schema)
 
@@ -160,6 +142,87 @@ def build_parser() -> argparse.ArgumentParser:
     version.set_defaults(handler=_cmd_version)
 
     return parser
+
+
+def _add_report_options(parser: argparse.ArgumentParser) -> None:
+    """The options of check and lint: formats, selection, config, suppressions, baseline."""
+    parser.add_argument(
+        "-f",
+        "--format",
+        action="append",
+        default=[],
+        metavar="FORMAT",
+        help="report format: text, json, sarif, junit, github, markdown (or a plugin's); repeatable, each "
+        "paired with an --output by position (default: text, or github under GitHub Actions)",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="write the matching --format to FILE (formats without one go to standard output; at most one may)",
+    )
+    parser.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour the text report (auto: on a terminal, unless NO_COLOR is set)",
+    )
+    parser.add_argument(
+        "--fail-on",
+        choices=("warn", "fail"),
+        default=None,
+        help="exit 1 when a finding is at or above this severity (default: fail, or the config's fail-on)",
+    )
+    parser.add_argument(
+        "--select",
+        action="append",
+        default=[],
+        metavar="CODES",
+        help="only these rules: codes or prefixes, comma-separated (PLT, SPEC001); repeatable; replaces the "
+        "config's select",
+    )
+    parser.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="CODES",
+        help="leave out these rules: codes or prefixes, comma-separated; repeatable; adds to the config's ignore",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="time limit of each checker (default 10)",
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="show each finding's evidence (and passes)"
+    )
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="project config to use (default: .rigcheck.yaml found from the path up)",
+    )
+    parser.add_argument("--isolated", action="store_true", help="ignore every config file")
+    parser.add_argument(
+        "--show-config",
+        action="store_true",
+        help="print the effective settings and where each came from, and exit",
+    )
+    parser.add_argument(
+        "--no-ignores",
+        action="store_true",
+        help="apply no suppression comment or waiver (audit mode: everything counts)",
+    )
+    parser.add_argument(
+        "--baseline", metavar="FILE", help="findings listed in FILE do not count (only new findings fail)"
+    )
+    parser.add_argument(
+        "--create-baseline", metavar="FILE", help="write the current warnings and failures to FILE and exit 0"
+    )
+    _add_plugin_options(parser)
 
 
 def _add_output_options(parser: argparse.ArgumentParser, *, formats_help: str) -> None:
@@ -203,26 +266,98 @@ def _cmd_version(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from rigcheck.core.engine import DEFAULT_TIMEOUT_S, RunOptions, build_catalog, run_checks
-    from rigcheck.core.findings import Severity
     from rigcheck.core.specs_index import resolve_spec_argument
 
-    registry = _load_registry(args)
-    renderer = _renderer(registry, args.format)
-    started = time.perf_counter()
     rig_path = resolve_spec_argument(args.rig, "Rig")
     workload_path = resolve_spec_argument(args.workload, "Workload") if args.workload else None
+    pipeline = _pipeline(args, [rig_path])
+    if args.show_config:
+        sys.stdout.write(pipeline.settings.show())
+        return EXIT_OK
+    outputs = _outputs(args, pipeline.registry)
+    started = time.perf_counter()
     rig_doc, workload_doc = _load_both(rig_path, workload_path)
-    catalog = build_catalog(registry)
-    load_ms = (time.perf_counter() - started) * 1000
-    options = RunOptions(
-        select=_codes(args.select),
-        ignore=_codes(args.ignore),
-        fail_on=Severity(args.fail_on),
-        timeout_s=args.timeout if args.timeout is not None else DEFAULT_TIMEOUT_S,
+    report = pipeline.check(rig_doc, workload_doc, load_ms=(time.perf_counter() - started) * 1000)
+    return _finish(report, args, pipeline, outputs)
+
+
+def _cmd_lint(args: argparse.Namespace) -> int:
+    from rigcheck.core.lint import lint
+
+    paths = args.paths or ["."]
+    pipeline = _pipeline(args, paths)
+    if args.show_config:
+        sys.stdout.write(pipeline.settings.show())
+        return EXIT_OK
+    outputs = _outputs(args, pipeline.registry)
+    report = lint(paths, pipeline)
+    return _finish(report, args, pipeline, outputs)
+
+
+def _pipeline(args: argparse.Namespace, paths: list[str]) -> Any:
+    from rigcheck.core.config import load_settings
+    from rigcheck.core.engine import DEFAULT_TIMEOUT_S, build_catalog
+    from rigcheck.core.lint import Pipeline
+
+    cli: dict[str, Any] = {}
+    if args.select:
+        cli["select"] = list(_codes(args.select))
+    if args.ignore:
+        cli["ignore"] = list(_codes(args.ignore))
+    if args.fail_on:
+        cli["fail-on"] = args.fail_on
+    settings = load_settings(paths, config_path=args.config, isolated=args.isolated, cli=cli)
+    registry = _load_registry(args, extra=settings["plugins"])
+    baseline = args.baseline
+    if baseline is None and settings["baseline"] and not args.create_baseline:
+        baseline = str(settings.base / settings["baseline"])
+    return Pipeline(
+        registry,
+        build_catalog(registry),
+        settings,
+        args.timeout if args.timeout is not None else DEFAULT_TIMEOUT_S,
+        no_ignores=args.no_ignores,
+        baseline=None if args.create_baseline else baseline,
     )
-    report = run_checks(rig_doc, workload_doc, registry, catalog, options, load_ms=load_ms)
-    _emit(renderer(report, _render_options(args)), args.output)
+
+
+def _outputs(args: argparse.Namespace, registry: Any) -> list[tuple[str, Any, str | None]]:
+    """(format, renderer, output file or None for standard output), checked before any work is done."""
+    from rigcheck.core.errors import UsageError
+
+    formats = list(args.format)
+    if not formats:
+        formats = ["github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"]
+    if len(args.output) > len(formats):
+        raise UsageError(f"{len(args.output)} --output for {len(formats)} --format: give a --format for each")
+    paired = [
+        (name, _renderer(registry, name), args.output[i] if i < len(args.output) else None)
+        for i, name in enumerate(formats)
+    ]
+    to_stdout = [name for name, _, output in paired if output is None]
+    if len(to_stdout) > 1:
+        raise UsageError(
+            f"formats {', '.join(to_stdout)} would all go to standard output: give each an --output"
+        )
+    return paired
+
+
+def _finish(
+    report: Any, args: argparse.Namespace, pipeline: Any, outputs: list[tuple[str, Any, str | None]]
+) -> int:
+    if args.create_baseline:
+        from rigcheck.core.baseline import write_baseline
+
+        count = write_baseline(report.findings, args.create_baseline)
+        print(f"rigcheck: wrote {count} baseline entries to {args.create_baseline}", file=sys.stderr)
+        return EXIT_OK
+    for name, renderer, output in outputs:
+        options = _render_options(args, pipeline.registry, to_file=output is not None)
+        _emit(renderer(report, options), output)
+        if name == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
+            markdown = _renderer(pipeline.registry, "markdown")
+            with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as summary:
+                summary.write(markdown(report, options))
     return report.exit_code
 
 
@@ -435,10 +570,10 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
 # -- helpers ------------------------------------------------------------------------------------------
 
 
-def _load_registry(args: argparse.Namespace) -> Any:
+def _load_registry(args: argparse.Namespace, extra: list[str] | None = None) -> Any:
     from rigcheck.core.plugin_manager import PluginHost
 
-    requested = getattr(args, "plugins", []) or []
+    requested = [*(extra or []), *(getattr(args, "plugins", []) or [])]
     blocked = [item[3:] for item in requested if item.startswith("no:")]
     modules = [item for item in requested if not item.startswith("no:")]
     return PluginHost(extra_modules=modules, blocked=blocked).load()
@@ -461,20 +596,45 @@ def _codes(values: list[str]) -> tuple[str, ...]:
     return tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
 
 
-def _color(args: argparse.Namespace) -> bool:
+def _color(args: argparse.Namespace, to_file: bool | None = None) -> bool:
+    if to_file is None:
+        to_file = bool(args.output)
     if args.color == "always":
         return True
-    if args.color == "never" or os.environ.get("NO_COLOR") or args.output:
+    if args.color == "never" or os.environ.get("NO_COLOR") or to_file:
         return False
     return sys.stdout.isatty()
 
 
-def _render_options(args: argparse.Namespace) -> Any:
+def _render_options(args: argparse.Namespace, registry: Any = None, *, to_file: bool | None = None) -> Any:
     from rigcheck.core.render import RenderOptions
 
+    if to_file is None:
+        to_file = bool(args.output)
     encoding = (getattr(sys.stdout, "encoding", None) or "").lower()
-    unicode = bool(args.output) or encoding.replace("-", "") in ("utf8", "utf16", "utf32")
-    return RenderOptions(color=_color(args), verbose=getattr(args, "verbose", False), unicode=unicode)
+    unicode = to_file or encoding.replace("-", "") in ("utf8", "utf16", "utf32")
+    rules = {code: entry.rule for code, entry in registry.rules.items()} if registry is not None else {}
+    return RenderOptions(
+        color=_color(args, to_file),
+        verbose=getattr(args, "verbose", False),
+        unicode=unicode,
+        rules=rules,
+        root=_repository_root(),
+    )
+
+
+def _repository_root() -> str:
+    """The nearest folder at or above the working directory with a .git entry, else the working directory:
+    SARIF and annotation paths are relative to the repository."""
+    here = os.path.abspath(os.getcwd())
+    folder = here
+    while True:
+        if os.path.exists(os.path.join(folder, ".git")):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return here
+        folder = parent
 
 
 def _emit(text: str, output: str | None) -> None:

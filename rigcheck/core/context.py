@@ -7,6 +7,7 @@ power limit or card length replaces the reference card's.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -106,10 +107,12 @@ class CheckContext:
         rig_doc: SpecDocument,
         workload_doc: SpecDocument | None,
         catalog: Catalog,
+        fact_overrides: Mapping[str, tuple[Any, str]] | None = None,
     ) -> None:
         self.rig_doc = rig_doc
         self.workload_doc = workload_doc
         self.catalog = catalog
+        self.fact_overrides = dict(fact_overrides or {})
         self.nodes = _resolve_nodes(rig_doc, catalog)
         self.arch = _resolve_model(workload_doc) if workload_doc is not None else None
 
@@ -142,8 +145,21 @@ class CheckContext:
         return self.workload_doc.locate(pointer)
 
     def facts(self, name: str) -> dict[str, FactSection]:
-        """Rule thresholds from ``specs/rules/NAME.yaml`` (each section with source and as_of)."""
-        return load_rule_facts(name)
+        """Rule thresholds from ``specs/rules/NAME.yaml`` (each section with source and as_of), with
+        the project config's ``thresholds`` applied (each override named in the section's source)."""
+        sections = load_rule_facts(name)
+        prefix = f"{name}."
+        wanted = {
+            key[len(prefix) :]: value for key, value in self.fact_overrides.items() if key.startswith(prefix)
+        }
+        if not wanted:
+            return sections
+        changed = dict(sections)
+        for dotted, (value, origin) in wanted.items():
+            section_name, _, key = dotted.partition(".")
+            section = changed[section_name]
+            changed[section_name] = section.overridden(key, value, origin)
+        return changed
 
 
 def _resolve_model(workload_doc: SpecDocument) -> Any:

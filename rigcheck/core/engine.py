@@ -10,8 +10,8 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 
@@ -50,6 +50,8 @@ class RunOptions:
     ignore: tuple[str, ...] = ()
     fail_on: Severity = Severity.FAIL
     timeout_s: float = DEFAULT_TIMEOUT_S
+    #: Thresholds from a project config: ``{"power.psu_load.warn_above_fraction": (0.85, origin)}``.
+    fact_overrides: Mapping[str, tuple[Any, str]] = field(default_factory=dict)
 
     def selected(self, code: str) -> bool:
         if code.startswith("ENGINE"):
@@ -130,7 +132,7 @@ def run_checks(
     """Check one rig (and optionally one workload) with every registered checker."""
     options = options or RunOptions()
     started = time.perf_counter()
-    ctx = CheckContext(rig_doc, workload_doc, catalog)
+    ctx = CheckContext(rig_doc, workload_doc, catalog, options.fact_overrides)
     findings: list[Finding] = [_fault_finding(fault, ctx) for fault in registry.faults]
     runs: list[CheckerRun] = []
     for entry in registry.checkers:

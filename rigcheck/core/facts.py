@@ -41,6 +41,13 @@ class FactSection(Mapping[str, Any]):
     def as_of(self) -> str:
         return str(self._values["as_of"])
 
+    def overridden(self, key: str, value: Any, origin: str) -> FactSection:
+        """A copy with ``key`` set to ``value`` by a project config; the source says so."""
+        values = dict(self._values)
+        values[key] = value
+        values["source"] = f"{self.source} ; {key} = {value!r} set in {origin} (data: {self._values[key]!r})"
+        return FactSection(self.name, values, self.path)
+
     def cite(self) -> dict[str, str]:
         """``{"source": ..., "as_of": ...}`` for a finding's evidence."""
         return {"source": self.source, "as_of": self.as_of}

@@ -79,6 +79,9 @@ class Finding(BaseModel):
     suppressions: tuple[Suppression, ...] = Field(
         (), description="Why the finding does not count, if it is suppressed or baselined."
     )
+    run: int | None = Field(
+        None, description="rigcheck lint: the index in report.runs of the check that found it."
+    )
 
     @property
     def suppressed(self) -> bool:

@@ -108,10 +108,13 @@ class PluginHost:
 
     def _add_engine_rules(self) -> None:
         from rigcheck.core.engine_rules import ENGINE_RULES
+        from rigcheck.core.lint_rules import LINT_RULES
 
         core = PluginInfo("rigcheck", _rigcheck_version(), True, "rigcheck.core.engine")
         for rule in ENGINE_RULES:
             self.registry.rules[rule.code] = RuleEntry(rule, "engine", core)
+        for rule in LINT_RULES:
+            self.registry.rules[rule.code] = RuleEntry(rule, "lint", core)
 
     def _load_entry_points(self) -> None:
         from importlib.metadata import entry_points

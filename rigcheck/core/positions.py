@@ -100,6 +100,17 @@ class SourceMap:
     def value_mark(self, pointer: str) -> Mark | None:
         return self._values.get(pointer)
 
+    def pointers_on_line(self, line: int) -> list[str]:
+        """The pointers whose key (or, for sequence items and the root, value) starts on ``line``,
+        shortest first."""
+        found = {pointer for pointer, mark in self._keys.items() if mark.line == line}
+        found |= {
+            pointer
+            for pointer, mark in self._values.items()
+            if mark.line == line and pointer not in self._keys
+        }
+        return sorted(found, key=lambda pointer: (pointer.count("/"), pointer))
+
     def locate(self, pointer: str) -> tuple[str, Mark]:
         """The nearest recorded position for ``pointer``: its key, else its value, else an ancestor's.
 

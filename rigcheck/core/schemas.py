@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
-WHICH = ("rig", "workload", "report")
+WHICH = ("rig", "workload", "report", "config")
 
 
 def schema(which: str) -> dict[str, Any]:
-    """The JSON Schema of ``rig``, ``workload`` or ``report``."""
+    """The JSON Schema of ``rig``, ``workload``, ``report`` or ``config``."""
     if which == "rig":
         from rigcheck.core.models.rig import Rig
 
@@ -33,6 +33,11 @@ def schema(which: str) -> dict[str, Any]:
 
         body = Report.model_json_schema(by_alias=True, mode="serialization")
         title = "rigcheck report"
+    elif which == "config":
+        from rigcheck.core.config import ConfigFile
+
+        body = ConfigFile.model_json_schema(by_alias=True, mode="validation")
+        title = "rigcheck project config (.rigcheck.yaml, [tool.rigcheck])"
     else:
         raise ValueError(f"no schema {which!r}; choose one of {', '.join(WHICH)}")
     body["title"] = title

@@ -165,7 +165,9 @@ def power_limit_fix(power: NodePower, target_dc_w: float, facts: Mapping[str, An
         return None
     if fraction < float(table["lowest_recommended_fraction"]):
         return None
-    settings = ", ".join(f"nvidia-smi -pl {int(g.watts * fraction)} on the {g.label}" for g in power.gpus)
+    settings = ", ".join(
+        dict.fromkeys(f"nvidia-smi -pl {int(g.watts * fraction)} on the {g.label}" for g in power.gpus)
+    )
     if fraction >= 0.8:
         cost = f"about {float(table['speed_loss_at_80_percent']):.0%} slower or less"
     else:

@@ -17,6 +17,8 @@ _VERDICT = {"pass": "PASS", "warn": "WARN", "fail": "FAIL"}
 
 
 def render_text(report: Report, options: RenderOptions) -> str:
+    if report.runs:
+        return _render_lint(report, options)
     paint = _painter(options.color)
     marks = _MARKS if options.unicode else _ASCII
     lines = [f"rigcheck {report.tool.version}: {report.subject}"]
@@ -49,7 +51,60 @@ def render_text(report: Report, options: RenderOptions) -> str:
     color = {"PASS": "32", "WARN": "33", "FAIL": "31"}[verdict]
     lines.append(
         f"{paint(verdict, color + ';1')}  {summary.passed} passed, {summary.warned} warned, {summary.failed} failed, "
-        f"{summary.skipped} not checked  (exit {report.exit_code} with --fail-on {report.fail_on})"
+        f"{summary.skipped} not checked{', ' + str(summary.suppressed) + ' suppressed' if summary.suppressed else ''}"
+        f"  (exit {report.exit_code} with --fail-on {report.fail_on})"
+    )
+    return "\n".join(lines) + "\n"
+
+
+def _render_lint(report: Report, options: RenderOptions) -> str:
+    """rigcheck lint: per rig and pair, only what needs attention (``-v``: everything), like ruff."""
+    paint = _painter(options.color)
+    marks = _MARKS if options.unicode else _ASCII
+    shown = (Severity.WARN, Severity.FAIL) if not options.verbose else tuple(Severity)
+    lines = [f"rigcheck {report.tool.version}: {report.subject}"]
+    by_run: dict[int | None, list[Finding]] = {}
+    for finding in report.findings:
+        by_run.setdefault(finding.run, []).append(finding)
+    outside = [f for f in by_run.get(None, []) if f.counts and f.severity in shown]
+    if outside:
+        lines.append("")
+        lines.append(paint("files and config", "1"))
+        for finding in outside:
+            lines.extend(_finding_lines(finding, marks, paint, options.verbose))
+    for index, run in enumerate(report.runs):
+        findings = [f for f in by_run.get(index, []) if f.counts and f.severity in shown]
+        verdict = _VERDICT[run.verdict]
+        color = {"PASS": "32", "WARN": "33", "FAIL": "31"}[verdict]
+        where = run.rig + (f" + {run.workload}" if run.workload else "")
+        suppressed = f", {run.summary.suppressed} suppressed" if run.summary.suppressed else ""
+        lines.append("")
+        lines.append(f"{paint(verdict, color + ';1')} {paint(run.subject, '1')}  ({where}{suppressed})")
+        for finding in findings:
+            lines.extend(_finding_lines(finding, marks, paint, options.verbose))
+        elsewhere = (
+            run.summary.warned
+            + run.summary.failed
+            - sum(1 for f in findings if f.severity in (Severity.WARN, Severity.FAIL))
+        )
+        if elsewhere > 0 and not options.verbose:
+            lines.append(
+                paint(f"  and {elsewhere} warning(s) or failure(s) of the rig, listed with it above", "2")
+            )
+    summary = report.summary
+    verdicts = [run.verdict for run in report.runs]
+    lines.append("")
+    lines.append(
+        f"{len(report.runs)} checked ({sum(1 for r in report.runs if not r.workload)} rigs alone, "
+        f"{sum(1 for r in report.runs if r.workload)} pairs): {verdicts.count('pass')} pass, "
+        f"{verdicts.count('warn')} warn, {verdicts.count('fail')} fail"
+    )
+    verdict = _VERDICT[report.verdict]
+    color = {"PASS": "32", "WARN": "33", "FAIL": "31"}[verdict]
+    suppressed = f", {summary.suppressed} suppressed" if summary.suppressed else ""
+    lines.append(
+        f"{paint(verdict, color + ';1')}  {summary.passed} passed, {summary.warned} warned, {summary.failed} failed, "
+        f"{summary.skipped} not checked{suppressed}  (exit {report.exit_code} with --fail-on {report.fail_on})"
     )
     return "\n".join(lines) + "\n"
 
@@ -57,6 +112,9 @@ def render_text(report: Report, options: RenderOptions) -> str:
 def _finding_lines(finding: Finding, marks: dict[Severity, str], paint, verbose: bool) -> list[str]:  # type: ignore[no-untyped-def]
     mark = paint(marks[finding.severity], _COLORS[finding.severity])
     lines = [f"  {mark} {paint(finding.code, _COLORS[finding.severity])} {finding.message}"]
+    if finding.suppressions:
+        first = finding.suppressions[0]
+        lines[0] += paint(f"  [suppressed ({first.kind}): {first.reason}]", "2")
     location = finding.location
     if location is not None and location.file:
         where = f"{location.file}:{location.line}:{location.column}"

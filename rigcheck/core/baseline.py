@@ -1,0 +1,90 @@
+"""Baselines: accept today's findings so that only new ones fail a pull request.
+
+A baseline file lists warnings and failures by rule + file + JSON pointer + subject, with a count,
+and never by line (as Checkov keys its baseline on file + resource): editing a spec above a finding
+keeps it baselined, while a new finding (another rule, field or pair) is not. Files are stored
+relative to the baseline file, so the baseline works from any working directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from rigcheck.core.errors import Problem, SpecError
+from rigcheck.core.findings import Finding, Severity, Suppression
+
+BASELINE_VERSION = 1
+Key = tuple[str, str, str, str]
+
+
+def finding_key(finding: Finding, base: Path) -> Key:
+    location = finding.location
+    file = _relative(location.file, base) if location and location.file else ""
+    return (finding.code, file, location.pointer if location else "", finding.subject or "")
+
+
+def write_baseline(findings: Sequence[Finding], path: str) -> int:
+    """Write the counting warnings and failures to ``path``; returns how many entries."""
+    base = Path(path).resolve().parent
+    counts = Counter(
+        finding_key(finding, base)
+        for finding in findings
+        if finding.counts and finding.severity in (Severity.WARN, Severity.FAIL)
+    )
+    entries = [
+        {"rule": code, "file": file, "pointer": pointer, "subject": subject, "count": count}
+        for (code, file, pointer, subject), count in sorted(counts.items())
+    ]
+    document = {"rigcheck_baseline": BASELINE_VERSION, "findings": entries}
+    Path(path).write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return len(entries)
+
+
+def read_baseline(path: str) -> Counter[Key]:
+    try:
+        document = json.loads(Path(path).read_text(encoding="utf-8"))
+        if document.get("rigcheck_baseline") != BASELINE_VERSION:
+            raise ValueError(f"not a rigcheck baseline (version {BASELINE_VERSION})")
+        return Counter(
+            {
+                (entry["rule"], entry["file"], entry["pointer"], entry["subject"]): int(entry.get("count", 1))
+                for entry in document["findings"]
+            }
+        )
+    except FileNotFoundError:
+        raise SpecError(
+            Problem(path, "baseline file not found (create it with --create-baseline)", 1, 1)
+        ) from None
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise SpecError(Problem(path, f"cannot read the baseline: {exc}", 1, 1)) from None
+
+
+def apply_baseline(findings: Sequence[Finding], path: str) -> list[Finding]:
+    """Mark the findings the baseline lists (up to each entry's count) as baselined."""
+    remaining = read_baseline(path)
+    base = Path(path).resolve().parent
+    reason = f"in the baseline {path}"
+    out = []
+    for finding in findings:
+        if finding.counts and finding.severity in (Severity.WARN, Severity.FAIL):
+            key = finding_key(finding, base)
+            if remaining[key] > 0:
+                remaining[key] -= 1
+                finding = finding.model_copy(
+                    update={
+                        "suppressions": (*finding.suppressions, Suppression(kind="baseline", reason=reason))
+                    }
+                )
+        out.append(finding)
+    return out
+
+
+def _relative(file: str, base: Path) -> str:
+    try:
+        return os.path.relpath(Path(file).resolve(), base).replace(os.sep, "/")
+    except ValueError:
+        return file.replace(os.sep, "/")

@@ -1,0 +1,397 @@
+"""``rigcheck lint`` and the steps ``rigcheck check`` shares with it.
+
+The pipeline: load the project config; run the checkers on every rig alone and on every rig +
+workload pair (from ``runs_on:``, the config's ``pairs`` and ``matrix``); apply per-rule severity
+overrides; attach suppressions (comments, waivers) and the baseline; build one report. A spec that
+cannot be loaded becomes findings at its file and line instead of stopping the run, so one bad
+file in a pull request does not hide the others.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from rigcheck.core.baseline import apply_baseline
+from rigcheck.core.catalog import Catalog
+from rigcheck.core.config import Settings, fact_overrides
+from rigcheck.core.discovery import discover
+from rigcheck.core.documents import SpecDocument, load_spec
+from rigcheck.core.engine import RunOptions, exit_code_for, recount, run_checks, summarize, verdict_of
+from rigcheck.core.errors import Problem, SpecError
+from rigcheck.core.findings import Finding, Location, Severity
+from rigcheck.core.lint_rules import UNKNOWN_RIG, WORKLOAD_WITHOUT_RIG
+from rigcheck.core.registry import Registry
+from rigcheck.core.report import CheckerRun, InputFile, PluginRecord, Report, RunRecord, Timings, ToolInfo
+from rigcheck.core.rules import matches
+from rigcheck.core.suppressions import apply_suppressions
+
+
+@dataclass
+class Pipeline:
+    """What every run shares: plugins, catalog, effective settings and the CLI's switches."""
+
+    registry: Registry
+    catalog: Catalog
+    settings: Settings
+    timeout_s: float
+    no_ignores: bool = False
+    baseline: str | None = None
+
+    @property
+    def options(self) -> RunOptions:
+        off = [code for code, level in self.settings["severity"].items() if level == "off"]
+        return RunOptions(
+            select=tuple(self.settings["select"]),
+            ignore=(*self.settings["ignore"], *off),
+            fail_on=Severity(self.settings["fail-on"]),
+            timeout_s=self.timeout_s,
+            fact_overrides=fact_overrides(self.settings),
+        )
+
+    def check(self, rig: SpecDocument, workload: SpecDocument | None, *, load_ms: float = 0.0) -> Report:
+        """``rigcheck check``: one rig (and workload), with overrides, suppressions and the baseline."""
+        report = run_checks(rig, workload, self.registry, self.catalog, self.options, load_ms=load_ms)
+        documents = [doc for doc in (rig, workload) if doc is not None]
+        active = self._active(report.checkers, documents)
+        return recount(report, self.finish(report.findings, documents, active))
+
+    def finish(
+        self, findings: Sequence[Finding], documents: Sequence[SpecDocument], active: dict[str, set[str]]
+    ) -> list[Finding]:
+        """Severity overrides, then suppressions and waivers, then the baseline."""
+        options = self.options
+        overridden = [self._override(finding) for finding in findings]
+        result = apply_suppressions(
+            overridden,
+            documents,
+            waivers=self.settings.waivers,
+            base=self.settings.base,
+            known_codes=self.registry.rules,
+            active=active,
+            inline=not self.no_ignores,
+        )
+        out = result.findings + [finding for finding in result.extra if options.selected(finding.code)]
+        if self.baseline:
+            out = apply_baseline(out, self.baseline)
+        return out
+
+    def _override(self, finding: Finding) -> Finding:
+        overrides = self.settings["severity"]
+        if not overrides or finding.severity not in (Severity.WARN, Severity.FAIL):
+            return finding
+        best = max((code for code in overrides if matches(finding.code, [code])), key=len, default=None)
+        if best is None or overrides[best] == "off" or overrides[best] == finding.severity.value:
+            return finding
+        origin = self.settings.values["severity"].origin
+        evidence = {
+            **finding.evidence,
+            "severity_from": f"{finding.severity.value}, set to {overrides[best]} in {origin}",
+        }
+        return finding.model_copy(update={"severity": Severity(overrides[best]), "evidence": evidence})
+
+    def _active(
+        self, checkers: Iterable[CheckerRun], documents: Sequence[SpecDocument]
+    ) -> dict[str, set[str]]:
+        ran = {run.name for run in checkers if run.status == "ran"}
+        codes = {code for code, entry in self.registry.rules.items() if entry.checker in ran}
+        return {doc.path: set(codes) for doc in documents}
+
+
+@dataclass
+class _Run:
+    rig: SpecDocument
+    workload: SpecDocument | None
+    findings: list[Finding] = field(default_factory=list)
+    checkers: list[CheckerRun] = field(default_factory=list)
+
+    @property
+    def subject(self) -> str:
+        return f"{self.rig.name} + {self.workload.name}" if self.workload else f"rig {self.rig.name}"
+
+
+def lint(paths: Sequence[str], pipeline: Pipeline) -> Report:
+    """Check every spec under ``paths``: each rig alone and each rig + workload pair."""
+    started = time.perf_counter()
+    settings = pipeline.settings
+    documents: dict[str, SpecDocument] = {}
+    findings: list[Finding] = []
+    for spec in discover(paths, exclude=settings["exclude"], base=settings.base):
+        try:
+            documents[_key(spec.path)] = load_spec(spec.path, kind=spec.kind)
+        except SpecError as exc:
+            findings.extend(_problem_findings(exc.problems, pipeline.registry))
+    load_ms = (time.perf_counter() - started) * 1000
+    loader = _Loader(documents, pipeline, findings)
+    rigs = [doc for doc in list(documents.values()) if doc.kind == "Rig"]
+    runs = [_Run(rig, None) for rig in rigs]
+    for rig, workload in loader.pairs():
+        if not any(run.rig is rig and run.workload is workload for run in runs):
+            runs.append(_Run(rig, workload))
+    paired = {id(run.workload) for run in runs if run.workload is not None}
+    for doc in list(documents.values()):
+        if doc.kind == "Workload" and id(doc) not in paired:
+            findings.append(
+                _own(
+                    WORKLOAD_WITHOUT_RIG.warned(
+                        f"workload {doc.name} is paired with no rig: only its syntax was checked",
+                        location=doc.locate("/name"),
+                        subject=f"workload {doc.name}",
+                        fix="add runs_on: [rig file or name] to the workload, or a pair to .rigcheck.yaml",
+                    )
+                )
+            )
+    checked_started = time.perf_counter()
+    broken: set[str] = set()
+    options = pipeline.options
+    for index, run in enumerate(runs):
+        if run.rig.path in broken or (run.workload is not None and run.workload.path in broken):
+            continue
+        try:
+            report = run_checks(run.rig, run.workload, pipeline.registry, pipeline.catalog, options)
+        except SpecError as exc:  # an unknown GPU, a bad model preset: reported once, at its line
+            broken.update(problem.file for problem in exc.problems)
+            findings.extend(_problem_findings(exc.problems, pipeline.registry))
+            continue
+        run.findings = [finding.model_copy(update={"run": index}) for finding in report.findings]
+        run.checkers = report.checkers
+    check_ms = (time.perf_counter() - checked_started) * 1000
+    all_documents = list(documents.values())
+    active: dict[str, set[str]] = {}
+    for run in runs:
+        for path, codes in pipeline._active(run.checkers, [d for d in (run.rig, run.workload) if d]).items():
+            active.setdefault(path, set()).update(codes)
+    everything = findings + [finding for run in runs for finding in run.findings]
+    everything = [finding for finding in everything if options.selected(finding.code)]
+    finished = pipeline.finish(everything, all_documents, active)
+    records = _records(runs, finished)
+    return _report(_dedupe(finished), records, runs, all_documents, pipeline, load_ms, check_ms)
+
+
+class _Loader:
+    """Resolves runs_on entries and config pairs to loaded specs (loading files outside the scan)."""
+
+    def __init__(
+        self, documents: dict[str, SpecDocument], pipeline: Pipeline, findings: list[Finding]
+    ) -> None:
+        self.documents = documents
+        self.pipeline = pipeline
+        self.findings = findings
+
+    def pairs(self) -> list[tuple[SpecDocument, SpecDocument]]:
+        out: list[tuple[SpecDocument, SpecDocument]] = []
+        for workload in [doc for doc in list(self.documents.values()) if doc.kind == "Workload"]:
+            for index, entry in enumerate(workload.model.runs_on or ()):
+                rig = self.resolve(entry, "Rig", Path(workload.path).resolve().parent)
+                if rig is None:
+                    self._unknown(
+                        entry, "Rig", workload.locate(f"/runs_on/{index}"), f"workload {workload.name}"
+                    )
+                else:
+                    out.append((rig, workload))
+        settings = self.pipeline.settings
+        base = settings.base
+        for index, pair in enumerate(settings["pairs"]):
+            rig = self.resolve(pair["rig"], "Rig", base)
+            workload = self.resolve(pair["workload"], "Workload", base)
+            where = Location(file=settings.path, line=1, column=1, pointer=f"/pairs/{index}")
+            for wanted, found, kind in ((pair["rig"], rig, "Rig"), (pair["workload"], workload, "Workload")):
+                if found is None:
+                    self._unknown(wanted, kind, where, f"config {settings.path}")
+            if rig is not None and workload is not None:
+                out.append((rig, workload))
+        matrix = settings["matrix"]
+        if matrix:
+            rigs = [doc for entry in matrix["rigs"] for doc in self.resolve_many(entry, "Rig", base)]
+            workloads = [
+                doc for entry in matrix["workloads"] for doc in self.resolve_many(entry, "Workload", base)
+            ]
+            out.extend((rig, workload) for rig in rigs for workload in workloads)
+        return out
+
+    def resolve(self, entry: str, kind: str, folder: Path) -> SpecDocument | None:
+        found = self.resolve_many(entry, kind, folder)
+        return found[0] if found else None
+
+    def resolve_many(self, entry: str, kind: str, folder: Path) -> list[SpecDocument]:
+        if entry.endswith((".yaml", ".yml")) or "/" in entry or os.sep in entry:
+            paths = (
+                sorted(glob.glob(str(folder / entry)))
+                if any(c in entry for c in "*?[")
+                else [str(folder / entry)]
+            )
+            return [doc for path in paths if (doc := self._load(path, kind)) is not None]
+        by_name = [
+            doc
+            for doc in self.documents.values()
+            if doc.kind == kind and entry in (doc.name, Path(doc.path).stem)
+        ]
+        if by_name:
+            return by_name[:1]
+        from rigcheck.core.specs_index import shipped_specs
+
+        shipped = shipped_specs(kind).get(entry)
+        return [doc] if shipped is not None and (doc := self._load(str(shipped), kind)) is not None else []
+
+    def _load(self, path: str, kind: str) -> SpecDocument | None:
+        if not os.path.isfile(path):
+            return None
+        key = _key(path)
+        if key not in self.documents:
+            display = os.path.relpath(path) if not os.path.relpath(path).startswith("..") else path
+            try:
+                self.documents[key] = load_spec(display, kind=kind)
+            except SpecError as exc:
+                self.findings.extend(_problem_findings(exc.problems, self.pipeline.registry))
+                return None
+        doc = self.documents[key]
+        return doc if doc.kind == kind else None
+
+    def _unknown(self, entry: str, kind: str, where: Location, subject: str) -> None:
+        from rigcheck.core.fields import did_you_mean
+
+        names = sorted({doc.name for doc in self.documents.values() if doc.kind == kind})
+        self.findings.append(
+            _own(
+                UNKNOWN_RIG.failed(
+                    f"{entry!r} matches no {kind.lower()} file or name{did_you_mean(entry, names)}",
+                    location=where,
+                    subject=subject,
+                    fix=f"name a {kind.lower()} file (relative to the spec) or a {kind.lower()} name: "
+                    + (", ".join(names[:8]) or "none scanned"),
+                )
+            )
+        )
+
+
+def _problem_findings(problems: Iterable[Problem], registry: Registry) -> list[Finding]:
+    out = []
+    for problem in problems:
+        entry = registry.rules.get(problem.code)
+        out.append(
+            Finding(
+                code=problem.code,
+                name=entry.rule.name if entry else "",
+                severity=Severity.FAIL,
+                message=problem.message,
+                location=Location(
+                    file=problem.file, line=problem.line, column=problem.column, pointer=problem.pointer
+                ),
+                subject=f"file {problem.file}",
+                checker="loader",
+                plugin="rigcheck",
+                fix="fix the spec at this line; `rigcheck validate FILE` checks it alone",
+            )
+        )
+    return out
+
+
+def _dedupe(findings: Sequence[Finding]) -> list[Finding]:
+    """A rig's own findings come out of its alone run and of each pair; keep the first of each."""
+    seen: set[tuple[Any, ...]] = set()
+    out = []
+    for finding in findings:
+        location = finding.location
+        key = (
+            finding.code,
+            finding.severity,
+            finding.message,
+            location.file if location else None,
+            location.pointer if location else None,
+        )
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(finding)
+    return out
+
+
+def _records(runs: Sequence[_Run], findings: Sequence[Finding]) -> list[RunRecord]:
+    by_run: dict[int, list[Finding]] = {}
+    for finding in findings:
+        if finding.run is not None:
+            by_run.setdefault(finding.run, []).append(finding)
+    return [
+        RunRecord(
+            subject=run.subject,
+            rig=run.rig.path,
+            workload=run.workload.path if run.workload else None,
+            verdict=verdict_of(by_run.get(index, [])).value,
+            summary=summarize(by_run.get(index, [])),
+        )
+        for index, run in enumerate(runs)
+    ]
+
+
+def _report(
+    findings: list[Finding],
+    records: list[RunRecord],
+    runs: Sequence[_Run],
+    documents: Sequence[SpecDocument],
+    pipeline: Pipeline,
+    load_ms: float,
+    check_ms: float,
+) -> Report:
+    from rigcheck import __plugin_api__, __version__
+
+    fail_on = Severity(pipeline.settings["fail-on"])
+    checkers: dict[str, CheckerRun] = {}
+    for run in runs:
+        for checker in run.checkers:
+            known = checkers.get(checker.name)
+            if known is None:
+                checkers[checker.name] = checker.model_copy()
+            else:
+                status = "ran" if "ran" in (known.status, checker.status) else known.status
+                if "crashed" in (known.status, checker.status) or "timed-out" in (
+                    known.status,
+                    checker.status,
+                ):
+                    status = known.status if known.status in ("crashed", "timed-out") else checker.status
+                checkers[checker.name] = known.model_copy(
+                    update={
+                        "status": status,
+                        "findings": known.findings + checker.findings,
+                        "duration_ms": round(known.duration_ms + checker.duration_ms, 3),
+                        "reason": known.reason if status == known.status else checker.reason,
+                    }
+                )
+    rigs = sum(1 for doc in documents if doc.kind == "Rig")
+    workloads = len(documents) - rigs
+    pairs = sum(1 for run in runs if run.workload is not None)
+    return Report(
+        tool=ToolInfo(version=__version__, plugin_api=__plugin_api__),
+        subject=f"lint: {rigs} rig(s), {workloads} workload(s), {pairs} pair(s)",
+        verdict=verdict_of(findings).value,
+        fail_on=fail_on.value,
+        exit_code=exit_code_for(findings, fail_on),
+        summary=summarize(findings),
+        findings=findings,
+        runs=records,
+        checkers=list(checkers.values()),
+        inputs=[
+            InputFile(path=doc.path, kind=doc.kind, name=doc.name, sha256=doc.sha256) for doc in documents
+        ],
+        plugins=[
+            PluginRecord(name=info.name, version=info.version, builtin=info.builtin)
+            for info in pipeline.registry.plugins
+        ],
+        timings=Timings(
+            load_ms=round(load_ms, 3), check_ms=round(check_ms, 3), total_ms=round(load_ms + check_ms, 3)
+        ),
+        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    )
+
+
+def _own(finding: Finding) -> Finding:
+    return finding.model_copy(update={"checker": "lint", "plugin": "rigcheck"})
+
+
+def _key(path: str) -> str:
+    return os.path.normcase(os.path.abspath(path))

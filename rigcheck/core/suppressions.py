@@ -1,0 +1,285 @@
+"""Suppressions: comments in spec files and waivers in the project config that accept a finding.
+
+- ``# rigcheck: ignore[PWR001,PWR002] reason: ...`` at the end of a line covers that line's field
+  (and everything under it); alone on a line it covers the next line's field.
+- ``# rigcheck: ignore-file[PLT] reason: ...`` anywhere in a file covers the whole file.
+- Config waivers ``{rule, path | spec, pointer, reason, expires}`` do the same for files that
+  cannot carry comments (vendored or generated specs); after ``expires`` they stop applying.
+
+Codes are full codes or prefixes. A reason is required (SUP001 otherwise, and the comment is not
+applied). A suppression that covers no warning, failure or not-checked finding of a rule that ran on
+its file is reported (SUP002, like ruff's RUF100). Suppressed findings stay in the report with the
+suppression attached; they do not count toward the verdict or the exit code.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rigcheck.core.config import Waiver
+from rigcheck.core.documents import SpecDocument
+from rigcheck.core.errors import Problem
+from rigcheck.core.findings import Finding, Location, Severity, Suppression
+from rigcheck.core.lint_rules import EXPIRED_WAIVER, INVALID_SUPPRESSION, UNUSED_SUPPRESSION
+
+_COMMENT = re.compile(
+    r"(?:^|\s)#\s*rigcheck\s*:\s*(?P<kind>ignore-file|ignore)\s*(?:\[(?P<codes>[^\]]*)\])?(?P<rest>.*)$"
+)
+_REASON = re.compile(r"^\s*(?:--|-|:)?\s*reason\s*[:=]\s*(?P<reason>\S.*?)\s*$", re.IGNORECASE)
+_CODE = re.compile(r"^(ALL|[A-Z][A-Z0-9]*)$")
+
+
+@dataclass
+class Comment:
+    """One ``# rigcheck: ignore...`` comment."""
+
+    file: str
+    line: int
+    column: int
+    kind: str  # "inline" or "file"
+    codes: tuple[str, ...]
+    reason: str | None
+    target_line: int | None = None
+    pointers: tuple[str, ...] = ()
+    problem: str | None = None
+    used: set[str] = field(default_factory=set)  # codes that matched a finding
+
+    @property
+    def location(self) -> Location:
+        return Location(file=self.file, line=self.line, column=self.column, pointer="")
+
+    def covers(self, finding: Finding) -> str | None:
+        """The code entry that covers ``finding``, if any."""
+        entry = next((code for code in self.codes if code == "ALL" or finding.code.startswith(code)), None)
+        if entry is None or finding.location is None:
+            return None
+        if self.kind == "file":
+            return entry
+        if finding.location.line == self.target_line:
+            return entry
+        pointer = finding.location.pointer
+        if any(pointer == target or pointer.startswith(target + "/") for target in self.pointers if target):
+            return entry
+        return None
+
+
+def scan_comments(document: SpecDocument) -> list[Comment]:
+    """The suppression comments of a spec file, each with the field it covers."""
+    lines = document.yaml.text.splitlines()
+    comments: list[Comment] = []
+    for number, text in enumerate(lines, start=1):
+        if "rigcheck" not in text:
+            continue
+        match = _COMMENT.search(text)
+        if match is None or not _outside_quotes(text, match.start()):
+            continue
+        codes = tuple(
+            code.strip().upper() for code in (match.group("codes") or "").split(",") if code.strip()
+        )
+        reason_match = _REASON.match(match.group("rest"))
+        kind = "file" if match.group("kind") == "ignore-file" else "inline"
+        comment = Comment(
+            file=document.path,
+            line=number,
+            column=text.index("#", match.start()) + 1,
+            kind=kind,
+            codes=codes,
+            reason=reason_match.group("reason") if reason_match else None,
+        )
+        if not codes:
+            comment.problem = "names no rule: write ignore[CODE] with one or more codes or prefixes"
+        elif any(not _CODE.match(code) for code in codes):
+            bad = ", ".join(code for code in codes if not _CODE.match(code))
+            comment.problem = f"{bad} is not a rule code or prefix"
+        elif comment.reason is None:
+            comment.problem = "has no reason: add 'reason: <why this is accepted>'"
+        if kind == "inline":
+            content = text[: match.start()].strip()
+            target = number if content else _next_content_line(lines, number)
+            comment.target_line = target
+            comment.pointers = tuple(document.yaml.source_map.pointers_on_line(target)) if target else ()
+        comments.append(comment)
+    return comments
+
+
+def _outside_quotes(text: str, index: int) -> bool:
+    """Whether position ``index`` is outside single- and double-quoted scalars (a real comment)."""
+    single = double = False
+    for char in text[:index]:
+        if char == "'" and not double:
+            single = not single
+        elif char == '"' and not single:
+            double = not double
+    return not single and not double
+
+
+def _next_content_line(lines: Sequence[str], number: int) -> int | None:
+    for following in range(number, len(lines)):
+        stripped = lines[following].strip()
+        if stripped and not stripped.startswith("#"):
+            return following + 1
+    return None
+
+
+@dataclass
+class SuppressionResult:
+    findings: list[Finding]
+    extra: list[Finding]  # SUP001-SUP003 findings
+
+
+def apply_suppressions(
+    findings: Sequence[Finding],
+    documents: Iterable[SpecDocument],
+    *,
+    waivers: Sequence[tuple[Waiver, Problem]] = (),
+    base: Path | None = None,
+    today: _dt.date | None = None,
+    known_codes: Iterable[str] = (),
+    active: Mapping[str, set[str]] | None = None,
+    inline: bool = True,
+) -> SuppressionResult:
+    """Attach suppressions to the findings they cover and report bad, unused and expired ones.
+
+    ``active`` maps a file path to the rule codes that ran with it as input (for SUP002: only a
+    suppression of a rule that ran can be unused); ``inline=False`` (``--no-ignores``) applies none.
+    """
+    today = today or _dt.date.today()
+    base = base or Path.cwd()
+    known = set(known_codes)
+    extra: list[Finding] = []
+    comments: list[Comment] = []
+    names = {}
+    for document in documents:
+        names[_key(document.path)] = document.name
+        if inline:
+            comments.extend(scan_comments(document))
+    for comment in comments:
+        if comment.problem is None and known:
+            unknown = [
+                code for code in comment.codes if code != "ALL" and not any(k.startswith(code) for k in known)
+            ]
+            if unknown:
+                comment.problem = f"names unknown rule(s) {', '.join(unknown)}"
+        if comment.problem:
+            extra.append(
+                _stamp(
+                    INVALID_SUPPRESSION.failed(
+                        f"suppression comment {comment.problem}; it is not applied",
+                        location=comment.location,
+                        subject=f"file {comment.file}",
+                        fix="# rigcheck: ignore[CODE] reason: <why>, with codes `rigcheck rules` lists",
+                    )
+                )
+            )
+    valid = [comment for comment in comments if comment.problem is None]
+    live_waivers: list[tuple[Waiver, Problem]] = []
+    for waiver, where in waivers if inline else ():
+        if waiver.expires is not None and waiver.expires < today:
+            extra.append(
+                _stamp(
+                    EXPIRED_WAIVER.warned(
+                        f"waiver of {waiver.rule} for {waiver.path or waiver.spec} expired on {waiver.expires} "
+                        f"({waiver.reason}); the findings it covered count again",
+                        location=Location(
+                            file=where.file, line=where.line, column=where.column, pointer=where.pointer
+                        ),
+                        subject=f"config {where.file}",
+                        fix="fix the problem, or renew the waiver with a new expires: date and reason",
+                    )
+                )
+            )
+        else:
+            live_waivers.append((waiver, where))
+    used_waivers: set[int] = set()
+    result: list[Finding] = []
+    for finding in findings:
+        if finding.severity is Severity.PASS or finding.location is None:
+            result.append(finding)
+            continue
+        attached: list[Suppression] = []
+        for comment in valid:
+            if _key(comment.file) != _key(finding.location.file):
+                continue
+            entry = comment.covers(finding)
+            if entry is not None:
+                comment.used.add(entry)
+                attached.append(
+                    Suppression(kind=comment.kind, reason=comment.reason or "", location=comment.location)
+                )
+        for index, (waiver, where) in enumerate(live_waivers):
+            file = finding.location.file
+            if waiver.matches(finding.code, file, names.get(_key(file)), finding.location.pointer, base):
+                used_waivers.add(index)
+                attached.append(
+                    Suppression(
+                        kind="waiver",
+                        reason=waiver.reason,
+                        location=Location(
+                            file=where.file, line=where.line, column=where.column, pointer=where.pointer
+                        ),
+                        expires=waiver.expires.isoformat() if waiver.expires else None,
+                    )
+                )
+        result.append(finding.model_copy(update={"suppressions": tuple(attached)}) if attached else finding)
+    extra.extend(_unused(valid, live_waivers, used_waivers, active))
+    return SuppressionResult(result, extra)
+
+
+def _unused(
+    comments: Sequence[Comment],
+    waivers: Sequence[tuple[Waiver, Problem]],
+    used_waivers: set[int],
+    active: Mapping[str, set[str]] | None,
+) -> list[Finding]:
+    out = []
+    active_by_file = {_key(path): codes for path, codes in (active or {}).items()}
+    for comment in comments:
+        ran = active_by_file.get(_key(comment.file), set())
+        for code in comment.codes:
+            if code in comment.used:
+                continue
+            if not any(code == "ALL" or name.startswith(code) for name in ran):
+                continue  # the rule did not run on this file: nothing to judge
+            what = "the file" if comment.kind == "file" else f"line {comment.target_line}"
+            out.append(
+                _stamp(
+                    UNUSED_SUPPRESSION.warned(
+                        f"suppression of {code} matches no finding on {what}",
+                        location=comment.location,
+                        subject=f"file {comment.file}",
+                        fix=f"remove {code} from the comment (or the whole comment)",
+                    )
+                )
+            )
+    all_ran = set().union(*active_by_file.values()) if active_by_file else set()
+    for index, (waiver, where) in enumerate(waivers):
+        if index in used_waivers or not any(
+            waiver.rule == "ALL" or name.startswith(waiver.rule) for name in all_ran
+        ):
+            continue
+        out.append(
+            _stamp(
+                UNUSED_SUPPRESSION.warned(
+                    f"waiver of {waiver.rule} for {waiver.path or waiver.spec} matches no finding",
+                    location=Location(
+                        file=where.file, line=where.line, column=where.column, pointer=where.pointer
+                    ),
+                    subject=f"config {where.file}",
+                    fix="remove the waiver",
+                )
+            )
+        )
+    return out
+
+
+def _key(path: str | None) -> str:
+    return os.path.normcase(os.path.abspath(path)) if path else ""
+
+
+def _stamp(finding: Finding) -> Finding:
+    return finding.model_copy(update={"checker": "suppressions", "plugin": "rigcheck"})
