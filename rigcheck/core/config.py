@@ -106,7 +106,7 @@ class ConfigFile(_ConfigModel):
     thresholds: dict[str, float | int | str | bool] | None = Field(
         None,
         description="Rule thresholds from specs/rules/*.yaml, as file.section.key: "
-        "{power.psu_load.warn_above_fraction: 0.85}.",
+        "{power.sustained.warn_above_fraction: 0.85}.",
     )
     pairs: list[Pair] | None = Field(None, description="Workloads to check against rigs (rigcheck lint).")
     matrix: Matrix | None = None
@@ -153,6 +153,10 @@ class Settings:
     values: dict[str, Setting] = field(default_factory=dict)
     path: str | None = None  # the config file, if one was used
     waivers: list[tuple[Waiver, Problem]] = field(default_factory=list)  # each with its position
+    locate: Any = None  # JSON pointer in the config file -> (line, column)
+
+    def location(self, pointer: str) -> tuple[int, int]:
+        return self.locate(pointer) if self.locate is not None else (1, 1)
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key].value
@@ -259,6 +263,7 @@ def _apply_file(settings: Settings, path: Path) -> None:
             problems.append(Problem(display, message, line, column, pointer, "CONFIG001"))
         raise SpecError(problems) from None
     settings.path = display
+    settings.locate = locate
     explicit = parsed.model_dump(by_alias=True, exclude_none=True)
     for key, value in explicit.items():
         if key == "waivers":
@@ -320,7 +325,7 @@ def _check_thresholds(settings: Settings, locate: Any, display: str) -> None:
         parts = key.split(".")
         problem = None
         if len(parts) != 3:
-            problem = f"threshold {key!r}: write file.section.key, e.g. power.psu_load.warn_above_fraction"
+            problem = f"threshold {key!r}: write file.section.key, e.g. power.sustained.warn_above_fraction"
         elif not rules_data_file(f"{parts[0]}.yaml").is_file():
             names = sorted(p.stem for p in rules_data_file("x").parent.glob("*.yaml"))
             problem = f"threshold {key!r}: no rule file {parts[0]!r}{did_you_mean(parts[0], names)}"
@@ -344,7 +349,7 @@ def _check_thresholds(settings: Settings, locate: Any, display: str) -> None:
 
 
 def fact_overrides(settings: Settings) -> dict[str, tuple[Any, str]]:
-    """``{"power.psu_load.warn_above_fraction": (0.85, ".rigcheck.yaml")}`` for CheckContext.facts."""
+    """``{"power.sustained.warn_above_fraction": (0.85, ".rigcheck.yaml")}`` for CheckContext.facts."""
     origin = settings.values["thresholds"].origin
     return {key: (value, origin) for key, value in settings["thresholds"].items()}
 

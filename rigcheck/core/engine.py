@@ -50,7 +50,7 @@ class RunOptions:
     ignore: tuple[str, ...] = ()
     fail_on: Severity = Severity.FAIL
     timeout_s: float = DEFAULT_TIMEOUT_S
-    #: Thresholds from a project config: ``{"power.psu_load.warn_above_fraction": (0.85, origin)}``.
+    #: Thresholds from a project config: ``{"power.sustained.warn_above_fraction": (0.85, origin)}``.
     fact_overrides: Mapping[str, tuple[Any, str]] = field(default_factory=dict)
 
     def selected(self, code: str) -> bool:

@@ -200,7 +200,8 @@ class _Loader:
         for index, pair in enumerate(settings["pairs"]):
             rig = self.resolve(pair["rig"], "Rig", base)
             workload = self.resolve(pair["workload"], "Workload", base)
-            where = Location(file=settings.path, line=1, column=1, pointer=f"/pairs/{index}")
+            line, column = settings.location(f"/pairs/{index}")
+            where = Location(file=settings.path, line=line, column=column, pointer=f"/pairs/{index}")
             for wanted, found, kind in ((pair["rig"], rig, "Rig"), (pair["workload"], workload, "Workload")):
                 if found is None:
                     self._unknown(wanted, kind, where, f"config {settings.path}")
@@ -208,11 +209,18 @@ class _Loader:
                 out.append((rig, workload))
         matrix = settings["matrix"]
         if matrix:
-            rigs = [doc for entry in matrix["rigs"] for doc in self.resolve_many(entry, "Rig", base)]
-            workloads = [
-                doc for entry in matrix["workloads"] for doc in self.resolve_many(entry, "Workload", base)
-            ]
-            out.extend((rig, workload) for rig in rigs for workload in workloads)
+            sides: dict[str, list[SpecDocument]] = {"Rig": [], "Workload": []}
+            for kind, key in (("Rig", "rigs"), ("Workload", "workloads")):
+                for index, entry in enumerate(matrix[key]):
+                    found = self.resolve_many(entry, kind, base)
+                    if not found:
+                        line, column = settings.location(f"/matrix/{key}/{index}")
+                        where = Location(
+                            file=settings.path, line=line, column=column, pointer=f"/matrix/{key}/{index}"
+                        )
+                        self._unknown(entry, kind, where, f"config {settings.path}")
+                    sides[kind].extend(found)
+            out.extend((rig, workload) for rig in sides["Rig"] for workload in sides["Workload"])
         return out
 
     def resolve(self, entry: str, kind: str, folder: Path) -> SpecDocument | None:
