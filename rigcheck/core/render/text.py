@@ -120,6 +120,10 @@ def _finding_lines(finding: Finding, marks: dict[Severity, str], paint, verbose:
         where = f"{location.file}:{location.line}:{location.column}"
         pointer = f"  {location.pointer}" if location.pointer else ""
         lines.append(paint(f"      at {where}{pointer}", "2"))
+        for other in finding.related:  # the other file of a rig + workload finding
+            if other.file and other.file != location.file:
+                lines.append(paint(f"      with {other.file}:{other.line}:{other.column}  {other.pointer}", "2"))
+                break
     if finding.fix and finding.severity is not Severity.PASS:
         lines.append(f"      fix: {finding.fix}")
     if verbose and finding.evidence:
