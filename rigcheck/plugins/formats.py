@@ -19,3 +19,27 @@ def rigcheck_formats(register):  # type: ignore[no-untyped-def]
         description="the full report (schemas/report.schema.json)",
         extension=".json",
     )
+    register(
+        "sarif",
+        "rigcheck.core.render.sarif:render_sarif",
+        description="SARIF 2.1.0 for GitHub code scanning",
+        extension=".sarif",
+    )
+    register(
+        "junit",
+        "rigcheck.core.render.junit:render_junit",
+        description="JUnit XML, one testcase per rule and subject, for CI test reports",
+        extension=".xml",
+    )
+    register(
+        "github",
+        "rigcheck.core.render.github:render_github",
+        description="GitHub Actions annotations (::error/::warning workflow commands)",
+        extension=".txt",
+    )
+    register(
+        "markdown",
+        "rigcheck.core.render.markdown:render_markdown",
+        description="a summary for a pull-request comment or the job summary",
+        extension=".md",
+    )

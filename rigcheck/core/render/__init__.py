@@ -40,3 +40,16 @@ def relative_path(path: str | None, root: str | None) -> str | None:
     if relative.startswith(".."):
         return absolute.replace(os.sep, "/")
     return relative.replace(os.sep, "/")
+
+
+def finding_context(report: Any, finding: Any) -> str | None:
+    """The rig + workload pair a finding came from, when that is not plain from its file: the pair of
+    its lint run (``None`` for a rig checked alone, whose file says it), or the subject of a
+    ``rigcheck check`` of a rig and a workload."""
+    runs = report.runs
+    if finding.run is not None and finding.run < len(runs):
+        run = runs[finding.run]
+        return run.subject if run.workload else None
+    if not runs and len(report.inputs) > 1:
+        return str(report.subject)
+    return None

@@ -122,7 +122,9 @@ def _finding_lines(finding: Finding, marks: dict[Severity, str], paint, verbose:
         lines.append(paint(f"      at {where}{pointer}", "2"))
         for other in finding.related:  # the other file of a rig + workload finding
             if other.file and other.file != location.file:
-                lines.append(paint(f"      with {other.file}:{other.line}:{other.column}  {other.pointer}", "2"))
+                lines.append(
+                    paint(f"      with {other.file}:{other.line}:{other.column}  {other.pointer}", "2")
+                )
                 break
     if finding.fix and finding.severity is not Severity.PASS:
         lines.append(f"      fix: {finding.fix}")

@@ -1,0 +1,220 @@
+"""The ``junit`` format: JUnit XML for CI test-report viewers (GitLab, Jenkins, Azure, test-report
+actions).
+
+One ``<testsuite>`` per subject checked (each run of ``rigcheck lint``, or each subject the
+checkers named: a rig, a node group, a rig with a workload) and in it one ``<testcase>`` per rule,
+named ``"PWR001 psu-sustained-load-too-high"`` with the class name ``rigcheck.power``. A rule's
+findings in one suite are folded into its testcase:
+
+- any failure that counts: ``<failure type="fail">`` listing each one (where, message, fix); a
+  crashed checker (``ENGINE`` codes) is an ``<error>`` instead;
+- otherwise warnings: ``<failure type="warn">`` with ``--fail-on warn``, else the testcase passes
+  and the warnings go to ``<system-out>``;
+- otherwise suppressed findings: ``<skipped message="suppressed: REASON">``;
+- otherwise, when every finding is a skip: ``<skipped>`` with what could not be checked;
+- passes: an empty testcase.
+
+Times are ``"0"``: the report's timings are per checker, not per rule.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable
+
+from rigcheck.core.findings import Finding, Severity
+from rigcheck.core.render import RenderOptions, relative_path
+from rigcheck.core.render.sarif import rule_family
+from rigcheck.core.report import Report, RunRecord
+
+# Characters XML 1.0 does not allow, even escaped.
+_INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def render_junit(report: Report, options: RenderOptions) -> str:
+    root = ET.Element("testsuites", {"name": "rigcheck"})
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for subject, findings in group_findings(report, split_subjects=True):
+        suite = ET.SubElement(root, "testsuite", {"name": _clean(subject)})
+        counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+        for code, rule_findings in _by_code(findings):
+            outcome = _testcase(suite, code, rule_findings, report, options)
+            counts["tests"] += 1
+            if outcome:
+                counts[outcome] += 1
+        _set_counts(suite, counts)
+        for key, value in counts.items():
+            totals[key] += value
+    _set_counts(root, totals)
+    ET.indent(root, space="  ")
+    body = ET.tostring(root, encoding="unicode", short_empty_elements=True)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n"
+
+
+def group_findings(report: Report, *, split_subjects: bool = False) -> list[tuple[str, list[Finding]]]:
+    """The report's findings by what was checked, in order.
+
+    With ``report.runs`` (``rigcheck lint``): one group per run, in run order. A finding goes to
+    the run its ``run`` index names; findings without one (problems of a file, unused
+    suppressions) follow, grouped by subject. A report whose findings carry no run index at all
+    (one assembled by other code) is matched by subject instead: the run's subject, a subject that
+    starts with it, or one that names the run's rig and points into the run's files; identical
+    findings repeated across runs are dealt out to those runs in turn. Without runs: one group,
+    the report's subject, or (``split_subjects``) one group per finding subject.
+    """
+    if not report.runs:
+        if not split_subjects:
+            return [(report.subject, list(report.findings))]
+        groups: dict[str, list[Finding]] = {}
+        for finding in report.findings:
+            groups.setdefault(finding.subject or report.subject, []).append(finding)
+        if not groups:
+            groups[report.subject] = []
+        return list(groups.items())
+    placed: list[list[Finding]] = [[] for _ in report.runs]
+    leftovers: dict[str, list[Finding]] = {}
+    seen: dict[tuple[object, ...], int] = {}
+    indexed = any(finding.run is not None for finding in report.findings)
+    for finding in report.findings:
+        if indexed:  # rigcheck lint numbers each finding's run; the rest belong to no run
+            if finding.run is not None and 0 <= finding.run < len(placed):
+                placed[finding.run].append(finding)
+            else:
+                leftovers.setdefault(finding.subject or report.subject, []).append(finding)
+            continue
+        scores = [_match(run, finding) for run in report.runs]
+        best = max(scores)
+        if best == 0:
+            leftovers.setdefault(finding.subject or report.subject, []).append(finding)
+            continue
+        candidates = [number for number, score in enumerate(scores) if score == best]
+        location = finding.location
+        key = (
+            finding.code,
+            finding.subject,
+            finding.message,
+            location.file if location else None,
+            location.pointer if location else None,
+        )
+        turn = seen.get(key, 0)
+        seen[key] = turn + 1
+        placed[candidates[turn % len(candidates)]].append(finding)
+    result = [(run.subject, findings) for run, findings in zip(report.runs, placed, strict=True)]
+    return result + list(leftovers.items())
+
+
+def _match(run: RunRecord, finding: Finding) -> int:
+    subject = finding.subject or ""
+    if subject == run.subject:
+        return 4
+    if subject.startswith(run.subject + " "):
+        return 3
+    location = finding.location
+    file = location.file if location is not None else None
+    files = {path for path in (run.rig, run.workload) if path}
+    in_files = file is None or file in files
+    rig = run.subject[4:] if run.subject.startswith("rig ") else run.subject.split(" + ", 1)[0]
+    names_rig = subject in (rig, f"rig {rig}") or subject.startswith((f"{rig} / ", f"{rig} + ", f"{rig} on "))
+    if names_rig and in_files:
+        return 2
+    if not subject and file is not None and file in files:
+        return 1
+    return 0
+
+
+def _by_code(findings: Iterable[Finding]) -> list[tuple[str, list[Finding]]]:
+    groups: dict[str, list[Finding]] = {}
+    for finding in findings:
+        groups.setdefault(finding.code, []).append(finding)
+    return list(groups.items())
+
+
+def _testcase(
+    suite: ET.Element, code: str, findings: list[Finding], report: Report, options: RenderOptions
+) -> str | None:
+    """Add the testcase of one rule; returns ``failures``, ``errors``, ``skipped`` or ``None``."""
+    first = findings[0]
+    name = f"{code} {first.name}".strip()
+    case = ET.SubElement(
+        suite,
+        "testcase",
+        {"classname": f"rigcheck.{rule_family(code, first.checker)}", "name": _clean(name), "time": "0"},
+    )
+    where = _where(first, options.root, line=False)
+    if where:
+        case.set("file", _clean(where))
+    counting = [finding for finding in findings if finding.counts]
+    failed = [finding for finding in counting if finding.severity is Severity.FAIL]
+    warned = [finding for finding in counting if finding.severity is Severity.WARN]
+    suppressed = [finding for finding in findings if finding.suppressed]
+    if failed:
+        tag = "error" if code.startswith("ENGINE") else "failure"
+        element = ET.SubElement(case, tag, {"type": "crash" if tag == "error" else "fail"})
+        element.set("message", _clean(_headline(failed, "failed")))
+        element.text = _clean(_details(failed, options.root))
+        if warned:
+            _system_out(case, warned, options.root)
+        return "errors" if tag == "error" else "failures"
+    if warned and report.fail_on == "warn":
+        element = ET.SubElement(
+            case, "failure", {"type": "warn", "message": _clean(_headline(warned, "warned"))}
+        )
+        element.text = _clean(_details(warned, options.root))
+        return "failures"
+    if suppressed:
+        reasons = list(dict.fromkeys(s.reason for finding in suppressed for s in finding.suppressions))
+        ET.SubElement(case, "skipped", {"message": _clean("suppressed: " + "; ".join(reasons))})
+        if warned:
+            _system_out(case, warned, options.root)
+        return "skipped"
+    if warned:
+        _system_out(case, warned, options.root)
+        return None
+    if counting and all(finding.severity is Severity.SKIP for finding in counting):
+        ET.SubElement(case, "skipped", {"message": _clean(_headline(counting, "not checked"))})
+        return "skipped"
+    return None
+
+
+def _system_out(case: ET.Element, findings: list[Finding], root: str | None) -> None:
+    ET.SubElement(case, "system-out").text = _clean(_details(findings, root))
+
+
+def _headline(findings: list[Finding], what: str) -> str:
+    message = findings[0].message
+    if len(findings) == 1:
+        return message
+    return f"{len(findings)} {what}; first: {message}"
+
+
+def _details(findings: list[Finding], root: str | None) -> str:
+    lines = []
+    for finding in findings:
+        where = _where(finding, root) or "(no location)"
+        subject = f" [{finding.subject}]" if finding.subject else ""
+        lines.append(f"{finding.severity.value.upper()} {where}{subject}: {finding.message}")
+        if finding.fix:
+            lines.append(f"  fix: {finding.fix}")
+    return "\n".join(lines)
+
+
+def _where(finding: Finding, root: str | None, *, line: bool = True) -> str | None:
+    location = finding.location
+    if location is None or not location.file:
+        return None
+    path = relative_path(location.file, root) or location.file
+    if line and location.line:
+        return f"{path}:{location.line}"
+    return path
+
+
+def _set_counts(element: ET.Element, counts: dict[str, int]) -> None:
+    for key in ("tests", "failures", "errors", "skipped"):
+        element.set(key, str(counts[key]))
+    element.set("time", "0")
+
+
+def _clean(text: str) -> str:
+    """``text`` without the characters XML 1.0 cannot carry (ElementTree escapes the rest)."""
+    return _INVALID_XML.sub("\ufffd", text)
