@@ -2,7 +2,9 @@
 
 The public API for plugin authors is importable from here (lazily, so that ``import rigcheck``
 costs nothing): ``hookimpl``, ``Checker``, ``Rule``, ``RuleDocs``, ``Finding``, ``Severity``,
-``Location`` and ``CheckContext``. See docs/plugins.md.
+``Location``, ``Suppression``, ``CheckContext`` with ``NodeView`` and ``GpuView``, the spec models
+``Rig`` and ``Workload``, the catalog entry ``GpuSpec``, and ``estimate_workload``. The test kit
+is ``rigcheck.testing``. See docs/plugins.md; everything else under ``rigcheck.core`` is internal.
 """
 
 from __future__ import annotations
@@ -21,27 +23,45 @@ _PUBLIC = {
     "Finding": "rigcheck.core.findings",
     "Severity": "rigcheck.core.findings",
     "Location": "rigcheck.core.findings",
+    "Suppression": "rigcheck.core.findings",
     "CheckContext": "rigcheck.core.context",
+    "NodeView": "rigcheck.core.context",
+    "GpuView": "rigcheck.core.context",
+    "Rig": "rigcheck.core.models.rig",
+    "Workload": "rigcheck.core.models.workload",
+    "GpuSpec": "rigcheck.core.catalog",
+    "estimate_workload": "rigcheck.core.estimate",
 }
 
 __all__ = [
     "CheckContext",
     "Checker",
     "Finding",
+    "GpuSpec",
+    "GpuView",
     "Location",
+    "NodeView",
+    "Rig",
     "Rule",
     "RuleDocs",
     "Severity",
+    "Suppression",
+    "Workload",
     "__plugin_api__",
     "__version__",
+    "estimate_workload",
     "hookimpl",
 ]
 
 if TYPE_CHECKING:
+    from rigcheck.core.catalog import GpuSpec
     from rigcheck.core.checker import Checker
-    from rigcheck.core.context import CheckContext
-    from rigcheck.core.findings import Finding, Location, Severity
+    from rigcheck.core.context import CheckContext, GpuView, NodeView
+    from rigcheck.core.estimate import estimate_workload
+    from rigcheck.core.findings import Finding, Location, Severity, Suppression
     from rigcheck.core.hookspecs import hookimpl
+    from rigcheck.core.models.rig import Rig
+    from rigcheck.core.models.workload import Workload
     from rigcheck.core.rules import Rule, RuleDocs
 
 

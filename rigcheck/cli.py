@@ -307,7 +307,7 @@ def _pipeline(args: argparse.Namespace, paths: list[str]) -> Any:
     if args.fail_on:
         cli["fail-on"] = args.fail_on
     settings = load_settings(paths, config_path=args.config, isolated=args.isolated, cli=cli)
-    registry = _load_registry(args, extra=settings["plugins"])
+    registry = _load_registry(args, settings)
     baseline = args.baseline
     if baseline is None and settings["baseline"] and not args.create_baseline:
         baseline = str(settings.base / settings["baseline"])
@@ -570,13 +570,18 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
 # -- helpers ------------------------------------------------------------------------------------------
 
 
-def _load_registry(args: argparse.Namespace, extra: list[str] | None = None) -> Any:
+def _load_registry(args: argparse.Namespace, config: Any = None) -> Any:
+    """Plugins: built-ins, entry points, the project config's ``plugins:`` and ``-p``."""
     from rigcheck.core.plugin_manager import PluginHost
 
-    requested = [*(extra or []), *(getattr(args, "plugins", []) or [])]
+    requested = getattr(args, "plugins", []) or []
     blocked = [item[3:] for item in requested if item.startswith("no:")]
     modules = [item for item in requested if not item.startswith("no:")]
-    return PluginHost(extra_modules=modules, blocked=blocked).load()
+    config_modules = list(config["plugins"]) if config is not None else []
+    config_root = str(config.base) if config is not None and config.path else None
+    return PluginHost(
+        extra_modules=modules, blocked=blocked, config_modules=config_modules, config_root=config_root
+    ).load()
 
 
 def _renderer(registry: Any, name: str) -> Any:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from rigcheck.cli import main
+from rigcheck.testing import rigcheck_plugins, rigcheck_run  # noqa: F401  (the test kit, also without installing)
 
 REPO = Path(__file__).resolve().parents[1]
 SPECS = REPO / "specs"

@@ -28,3 +28,16 @@ def test_plugin_tutorial_checker_runs(monkeypatch) -> None:  # type: ignore[no-u
     report = run_checks(rig, None, registry, build_catalog(registry), RunOptions(select=("SITE",)))
     verdicts = [(f.severity, f.location.line) for f in report.findings]
     assert verdicts == [(Severity.FAIL, 6), (Severity.PASS, 7)]
+
+
+def test_plugin_tutorial_tests_pass_with_the_test_kit(monkeypatch, rigcheck_run) -> None:  # type: ignore[no-untyped-def]
+    blocks = re.findall(r"```python\n(.*?)\n```", (REPO / "docs" / "plugins.md").read_text(), re.S)
+    plugin = types.ModuleType("rigcheck_site_policy")
+    exec(compile(blocks[0], "docs/plugins.md", "exec"), plugin.__dict__)
+    monkeypatch.setitem(sys.modules, "rigcheck_site_policy", plugin)
+    tests: dict[str, object] = {}
+    exec(compile(blocks[1], "docs/plugins.md", "exec"), tests)
+    names = [name for name in tests if name.startswith("test_")]
+    assert names == ["test_consumer_gpu_fails_on_its_line", "test_lab_rigs_are_not_checked"]
+    for name in names:
+        tests[name](rigcheck_run)  # type: ignore[operator]

@@ -144,6 +144,22 @@ class CheckContext:
             raise ValueError("no workload in this context")
         return self.workload_doc.locate(pointer)
 
+    def estimate(self) -> Any:
+        """The workload's memory and speed estimate on the rig's first GPU node
+        (:class:`rigcheck.core.estimate.WorkloadEstimate`: ``.memory``, ``.training`` or ``.decode``),
+        computed once; ``None`` without a workload or GPUs."""
+        if "_estimate" not in self.__dict__:
+            node = next((n for n in self.nodes if n.gpus), None)
+            value = None
+            if self.workload is not None and node is not None:
+                from rigcheck.core.estimate import estimate_workload
+
+                value = estimate_workload(
+                    self.workload, gpu=node.gpus[0].facts, gpus_per_node=node.gpus_per_node, arch=self.arch
+                )
+            self.__dict__["_estimate"] = value
+        return self.__dict__["_estimate"]
+
     def facts(self, name: str) -> dict[str, FactSection]:
         """Rule thresholds from ``specs/rules/NAME.yaml`` (each section with source and as_of), with
         the project config's ``thresholds`` applied (each override named in the section's source)."""

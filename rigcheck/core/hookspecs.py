@@ -130,4 +130,19 @@ def rigcheck_evidence_parsers(register: RegisterEvidenceParser) -> None:
     Call ``register(parser)`` with an object that has a ``name``, ``detect(text) -> bool`` and
     ``parse(text, path) -> dict``. (Evidence rules arrive with the live side; the hook is part
     of API version 1 so that parser plugins can be written against it.)
+
+    Example::
+
+        class DcgmDiag:
+            name = "dcgmi-diag"
+
+            def detect(self, text):
+                return "Diagnostic" in text and "dcgmi" in text
+
+            def parse(self, text, path):
+                return {"dcgm_diag_passed": "Fail" not in text}
+
+        @rigcheck.hookimpl
+        def rigcheck_evidence_parsers(register):
+            register(DcgmDiag())
     """

@@ -60,6 +60,8 @@ class PluginHost:
         trace: bool | None = None,
         builtins: Iterable[str] | None = None,
         extra_plugins: Iterable[tuple[str, Any]] = (),
+        config_modules: Iterable[str] = (),
+        config_root: str | None = None,
     ) -> None:
         from rigcheck.plugins import BUILTIN_PLUGINS
 
@@ -67,6 +69,8 @@ class PluginHost:
         self.pm.add_hookspecs(hookspecs)
         self.extra_modules = list(extra_modules)
         self.extra_plugins = list(extra_plugins)
+        self.config_modules = list(config_modules)
+        self.config_root = os.path.abspath(config_root) if config_root else None
         self.blocked = set(blocked)
         self.autoload = (not _env_flag("RIGCHECK_DISABLE_PLUGIN_AUTOLOAD")) if autoload is None else autoload
         if allowlist is None and "RIGCHECK_LOAD_PLUGINS" in os.environ:
@@ -99,12 +103,50 @@ class PluginHost:
                     f"cannot import plugin module {module_name!r} (-p): {type(exc).__name__}: {exc}"
                 ) from None
             self._register(module, module_name, str(getattr(module, "__version__", "unknown")), False)
+        for module_name in self.config_modules:
+            if module_name in self.blocked or module_name in self._infos:
+                continue
+            module = self._import_installed(module_name)
+            self._register(module, module_name, str(getattr(module, "__version__", "unknown")), False)
         for name, plugin in self.extra_plugins:
             self._register(plugin, name, str(getattr(plugin, "__version__", "unknown")), False)
         self._check_pending()
         self._add_engine_rules()
         self._collect()
         return self.registry
+
+    def _import_installed(self, module_name: str) -> Any:
+        """Import a plugin a project config names, never from the folder being checked.
+
+        A config file arrives with the specs it configures, in a pull request that may not be
+        trusted, so its ``plugins:`` may only name installed modules: the working directory and
+        the config's folder are taken off ``sys.path`` for the import, and a module that still
+        resolves to a file under the config's folder is refused (yamllint PR #19).
+        """
+        unsafe = {"", ".", os.getcwd(), *([self.config_root] if self.config_root else [])}
+        saved = list(sys.path)
+        sys.path[:] = [
+            entry
+            for entry in sys.path
+            if os.path.abspath(entry or ".") not in {os.path.abspath(u or ".") for u in unsafe}
+        ]
+        try:
+            module = importlib.import_module(module_name)
+        except Exception as exc:
+            raise PluginError(
+                f"cannot import plugin module {module_name!r} named in the project config: {type(exc).__name__}: "
+                f"{exc} (install it with pip; plugins are not imported from the folder being checked)"
+            ) from None
+        finally:
+            sys.path[:] = saved
+        location = os.path.abspath(getattr(module, "__file__", "") or "")
+        if self.config_root and location.startswith(self.config_root + os.sep):
+            raise PluginError(
+                f"plugin module {module_name!r} named in the project config resolves to {location}, inside the "
+                f"folder being checked; rigcheck imports config plugins only from installed packages "
+                f"(install it, or name it with -p to load it on purpose)"
+            )
+        return module
 
     def _add_engine_rules(self) -> None:
         from rigcheck.core.engine_rules import ENGINE_RULES
