@@ -343,6 +343,61 @@ class NodeGroup(SpecModel):
     labels: string_map() | None = None
 
 
+class ProbedGpu(SpecModel):
+    """One GPU as ``rigcheck probe`` read it through NVML (and torch)."""
+
+    index: int
+    name: str
+    uuid: str | None = None
+    serial: str | None = None
+    vbios: str | None = None
+    bus_id: str | None = None
+    memory_mib: float | None = None
+    compute_capability: str | None = None
+    ecc_current: bool | None = None
+    ecc_pending: bool | None = None
+    power_limit_w: float | None = None
+    power_default_w: float | None = None
+    power_min_w: float | None = None
+    power_max_w: float | None = None
+    pcie_gen_current: int | None = None
+    pcie_gen_max: int | None = None
+    pcie_gen_device_max: int | None = None
+    pcie_gen_host_max: int | None = None
+    pcie_width_current: int | None = None
+    pcie_width_max: int | None = None
+    pcie_replay_counter: int | None = None
+    nvlinks_active: int | None = None
+    nvlinks_total: int | None = None
+    processes: int | None = Field(None, description="Processes holding memory on the GPU when probed.")
+    memory_used_mib: float | None = None
+
+
+class ProbeInfo(SpecModel):
+    """What ``rigcheck probe`` saw and with which tools; the node spec above is derived from it."""
+
+    probed_at: str = Field(description="ISO 8601, UTC.")
+    hostname: str | None = None
+    rigcheck_version: str | None = None
+    nvml_version: str | None = None
+    driver_version: str | None = None
+    cuda_driver_version: str | None = Field(
+        None, description="The driver's CUDA, as nvidia-smi's 'CUDA Version'."
+    )
+    torch_version: str | None = None
+    torch_cuda: str | None = None
+    torch_arch_list: list[str] | None = None
+    gpus: list[ProbedGpu] = Field(default_factory=list)
+    topology: dict[str, dict[str, str]] | None = Field(
+        None,
+        description="GPU pair -> NVML topology level (internal, single, multiple, hostbridge, node, system) or NVLINK.",
+    )
+    not_supported: list[str] = Field(
+        default_factory=list, description="NVML calls the device or driver does not support."
+    )
+    notes: list[str] = Field(default_factory=list)
+
+
 class Rig(SpecModel):
     """A machine, or a cluster of node groups."""
 
@@ -354,6 +409,7 @@ class Rig(SpecModel):
     nodes: list[NodeGroup] = Field(min_length=1)
     labels: string_map() | None = None
     probed_at: str | None = Field(None, description="When rigcheck probe wrote this spec (ISO 8601).")
+    probe: ProbeInfo | None = Field(None, description="What rigcheck probe read from the machine (one node).")
 
     @property
     def total_nodes(self) -> int:
