@@ -26,6 +26,8 @@ class Checker:
     rules: ClassVar[tuple[Rule, ...]] = ()
     #: True when the checker compares a workload with the rig (skipped for a rig alone).
     needs_workload: ClassVar[bool] = False
+    #: True when the checker compares measured evidence (``--evidence``) with the rig (skipped without).
+    needs_evidence: ClassVar[bool] = False
     #: Seconds before the engine gives up on this checker (``None``: the engine's default).
     timeout_s: ClassVar[float | None] = None
 

@@ -7,7 +7,7 @@ power limit or card length replaces the reference card's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -108,7 +108,11 @@ class CheckContext:
         workload_doc: SpecDocument | None,
         catalog: Catalog,
         fact_overrides: Mapping[str, tuple[Any, str]] | None = None,
+        *,
+        evidence: Sequence[Any] = (),
     ) -> None:
+        #: Measured facts (:class:`rigcheck.evidence.model.Evidence`) given with ``--evidence``.
+        self.evidence = list(evidence)
         self.rig_doc = rig_doc
         self.workload_doc = workload_doc
         self.catalog = catalog

@@ -128,11 +128,12 @@ def run_checks(
     options: RunOptions | None = None,
     *,
     load_ms: float = 0.0,
+    evidence: Sequence[Any] = (),
 ) -> Report:
-    """Check one rig (and optionally one workload) with every registered checker."""
+    """Check one rig (and optionally one workload, and measured evidence) with every registered checker."""
     options = options or RunOptions()
     started = time.perf_counter()
-    ctx = CheckContext(rig_doc, workload_doc, catalog, options.fact_overrides)
+    ctx = CheckContext(rig_doc, workload_doc, catalog, options.fact_overrides, evidence=evidence)
     findings: list[Finding] = [_fault_finding(fault, ctx) for fault in registry.faults]
     runs: list[CheckerRun] = []
     for entry in registry.checkers:
@@ -161,6 +162,10 @@ def _run_one(entry: CheckerEntry, ctx: CheckContext, options: RunOptions) -> tup
         return status("deselected", "none of its rules is selected", []), []
     if getattr(checker, "needs_workload", False) and ctx.workload_doc is None:
         return status("skipped", "needs a workload; only a rig was given", []), []
+    if getattr(checker, "needs_evidence", False) and not ctx.evidence:
+        return status(
+            "skipped", "needs evidence (--evidence FILE: nvidia-smi, nccl-tests, fio, probe...)", []
+        ), []
 
     who = f"checker {checker.name} (plugin {plugin.name} {plugin.version})"
     timeout = getattr(checker, "timeout_s", None) or options.timeout_s

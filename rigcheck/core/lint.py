@@ -55,9 +55,19 @@ class Pipeline:
             fact_overrides=fact_overrides(self.settings),
         )
 
-    def check(self, rig: SpecDocument, workload: SpecDocument | None, *, load_ms: float = 0.0) -> Report:
-        """``rigcheck check``: one rig (and workload), with overrides, suppressions and the baseline."""
-        report = run_checks(rig, workload, self.registry, self.catalog, self.options, load_ms=load_ms)
+    def check(
+        self,
+        rig: SpecDocument,
+        workload: SpecDocument | None,
+        *,
+        load_ms: float = 0.0,
+        evidence: Sequence[Any] = (),
+    ) -> Report:
+        """``rigcheck check``: one rig (and workload, and evidence), with overrides, suppressions and the
+        baseline."""
+        report = run_checks(
+            rig, workload, self.registry, self.catalog, self.options, load_ms=load_ms, evidence=evidence
+        )
         documents = [doc for doc in (rig, workload) if doc is not None]
         active = self._active(report.checkers, documents)
         return recount(report, self.finish(report.findings, documents, active))

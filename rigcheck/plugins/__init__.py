@@ -43,4 +43,13 @@ BUILTIN_PLUGINS = (
     "rigcheck.plugins.cuda_arch_support",
     "rigcheck.plugins.torch_wheel_kernels",
     "rigcheck.plugins.nvcc_torch_match",
+    "rigcheck.plugins.evidence_files",
+    "rigcheck.plugins.evidence_inventory",
+    "rigcheck.plugins.evidence_ecc",
+    "rigcheck.plugins.evidence_pcie",
+    "rigcheck.plugins.evidence_nvlink",
+    "rigcheck.plugins.evidence_nccl",
+    "rigcheck.plugins.evidence_storage",
+    "rigcheck.plugins.evidence_infiniband",
+    "rigcheck.plugins.evidence_diag",
 )

@@ -38,8 +38,12 @@ def render_text(report: Report, options: RenderOptions) -> str:
     deselected = [run for run in report.checkers if run.status == "deselected" and run.name not in groups]
     if quiet or deselected:
         lines.append("")
+        by_reason: dict[str, list[str]] = {}
         for run in quiet:
-            lines.append(paint(f"{run.name}: {run.status} ({run.reason})", "2"))
+            by_reason.setdefault(run.reason or "skipped", []).append(run.name)
+        for reason, names in by_reason.items():
+            listed = f": {', '.join(names)}" if options.verbose else ""
+            lines.append(paint(f"{len(names)} checker(s) skipped, {reason}{listed}", "2"))
         if deselected:  # --select / --ignore: one line, not one per checker (-v lists them)
             names = (
                 f": {', '.join(run.name for run in deselected)}" if options.verbose else " (-v lists them)"
