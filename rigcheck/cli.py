@@ -137,6 +137,38 @@ def build_parser() -> argparse.ArgumentParser:
     _add_plugin_options(plugins)
     plugins.set_defaults(handler=_cmd_plugins)
 
+    merge = commands.add_parser(
+        "merge",
+        help="fold per-node probe files into one cluster rig and report drift between nodes",
+        description="Merge rig specs written by `rigcheck probe` on each node into one rig with node groups "
+        "(count:, hostnames:), and report what differs between nodes (GPUs, driver, CUDA, torch, ECC, VBIOS).",
+    )
+    merge.add_argument("files", metavar="FILE", nargs="+", help="probe files (rigcheck probe -o node.yaml)")
+    merge.add_argument(
+        "-o", "--output", metavar="FILE", help="write the merged rig here (default: standard output)"
+    )
+    merge.add_argument("--name", default="cluster", help="name of the merged rig (default: cluster)")
+    merge.add_argument(
+        "-f", "--format", choices=("text", "json"), default="text", help="format of the drift report"
+    )
+    merge.add_argument("--fail-on", choices=("warn", "fail"), default="fail")
+    merge.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    merge.set_defaults(handler=_cmd_merge, plugins=[])
+
+    measure = commands.add_parser(
+        "measure",
+        help="measure copy and all-reduce bandwidth on this machine (needs torch), as evidence",
+        description="Measure host-device, device-device and peer copy bandwidth and a local all-reduce with "
+        "PyTorch, and write them as an evidence file for `rigcheck check RIG --evidence FILE`. Without a GPU it "
+        "measures host memory bandwidth and says so.",
+    )
+    measure.add_argument(
+        "-o", "--output", metavar="FILE", help="write the evidence here (default: standard output)"
+    )
+    measure.add_argument("--size-mib", type=int, default=256, help="bytes per copy, MiB (default 256)")
+    measure.add_argument("--iterations", type=int, default=5, help="timed runs per measurement (default 5)")
+    measure.set_defaults(handler=_cmd_measure, plugins=[])
+
     version = commands.add_parser("version", help="print the version and the loaded plugins")
     _add_plugin_options(version)
     version.set_defaults(handler=_cmd_version)
@@ -222,6 +254,16 @@ def _add_report_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--create-baseline", metavar="FILE", help="write the current warnings and failures to FILE and exit 0"
     )
+    parser.add_argument(
+        "-e",
+        "--evidence",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="measured evidence to compare with the rig: nvidia-smi (-q -x, -q, table, csv, topo, nvlink), "
+        "nccl-tests, fio JSON, bandwidthTest, p2pBandwidthLatencyTest, nvbandwidth, dcgmi diag, ibstat, nvcc -V, "
+        "collect_env, rigcheck probe/measure files; repeatable",
+    )
     _add_plugin_options(parser)
 
 
@@ -277,8 +319,110 @@ def _cmd_check(args: argparse.Namespace) -> int:
     outputs = _outputs(args, pipeline.registry)
     started = time.perf_counter()
     rig_doc, workload_doc = _load_both(rig_path, workload_path)
-    report = pipeline.check(rig_doc, workload_doc, load_ms=(time.perf_counter() - started) * 1000)
+    evidence, evidence_inputs = _load_evidence(args.evidence, pipeline.registry)
+    report = pipeline.check(
+        rig_doc, workload_doc, load_ms=(time.perf_counter() - started) * 1000, evidence=evidence
+    )
+    if evidence_inputs:
+        report = report.model_copy(update={"inputs": [*report.inputs, *evidence_inputs]})
     return _finish(report, args, pipeline, outputs)
+
+
+def _load_evidence(paths: list[str], registry: Any) -> tuple[list[Any], list[Any]]:
+    """Parse the --evidence files with the registered parsers (imported only when evidence is given)."""
+    if not paths:
+        return [], []
+    import hashlib
+
+    from rigcheck.core.report import InputFile
+    from rigcheck.evidence.loader import load_evidence
+
+    evidence = load_evidence(paths, [parser for parser, _ in registry.evidence_parsers])
+    inputs = []
+    for path, item in zip(paths, evidence, strict=True):
+        with open(path, "rb") as handle:
+            digest = hashlib.sha256(handle.read()).hexdigest()
+        inputs.append(InputFile(path=path, kind="Evidence", name=item.tool, sha256=digest))
+    return evidence, inputs
+
+
+def _cmd_merge(args: argparse.Namespace) -> int:
+    import yaml
+
+    from rigcheck.core.documents import load_spec
+    from rigcheck.core.engine import exit_code_for, summarize, verdict_of
+    from rigcheck.core.errors import Problem, SpecError
+    from rigcheck.core.findings import Severity
+    from rigcheck.core.merge import merge_probes
+    from rigcheck.core.report import InputFile, Report, Timings, ToolInfo
+
+    docs, problems = [], []
+    for path in args.files:
+        try:
+            docs.append(load_spec(path, kind="Rig"))
+        except SpecError as exc:
+            problems.extend(exc.problems)
+    for doc in docs:
+        if len(doc.model.nodes) != 1:
+            problems.append(
+                Problem(
+                    doc.path, "a probe file describes one node; this rig has several groups", 1, 1, "/nodes"
+                )
+            )
+    if problems:
+        raise SpecError(problems)
+    merged, findings = merge_probes(docs, name=args.name)
+    text = "# Written by rigcheck merge; edit freely.\n" + yaml.safe_dump(merged, sort_keys=False)
+    from datetime import datetime, timezone
+
+    from rigcheck import __plugin_api__
+
+    fail_on = Severity(args.fail_on)
+    report = Report(
+        tool=ToolInfo(version=__version__, plugin_api=__plugin_api__),
+        subject=f"merge of {len(docs)} probe file(s) into {args.name}",
+        verdict=verdict_of(findings).value,
+        fail_on=fail_on.value,
+        exit_code=exit_code_for(findings, fail_on),
+        summary=summarize(findings),
+        findings=findings,
+        checkers=[],
+        inputs=[InputFile(path=doc.path, kind="Rig", name=doc.name, sha256=doc.sha256) for doc in docs],
+        plugins=[],
+        timings=Timings(),
+        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    )
+    registry = _load_registry(args)
+    renderer = _renderer(registry, args.format)
+    args.verbose = False
+    rendered = renderer(report, _render_options(args, registry, to_file=False))
+    if args.output:
+        _emit(text, args.output)
+        _emit(rendered, None)
+    else:
+        _emit(text, None)
+        sys.stderr.write(rendered)
+    return report.exit_code
+
+
+def _cmd_measure(args: argparse.Namespace) -> int:
+    from rigcheck.live.measure import measure, write_evidence
+
+    def progress(message: str) -> None:
+        print(f"rigcheck measure: {message}", file=sys.stderr, flush=True)
+
+    evidence = measure(
+        size_mib=args.size_mib,
+        iterations=args.iterations,
+        progress=progress,
+        source=args.output or "rigcheck measure",
+    )
+    text = write_evidence(evidence, args.output)
+    if not args.output:
+        sys.stdout.write(text)
+    else:
+        print(f"rigcheck measure: wrote {args.output}", file=sys.stderr)
+    return EXIT_OK
 
 
 def _cmd_lint(args: argparse.Namespace) -> int:

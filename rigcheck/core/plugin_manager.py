@@ -157,6 +157,10 @@ class PluginHost:
             self.registry.rules[rule.code] = RuleEntry(rule, "engine", core)
         for rule in LINT_RULES:
             self.registry.rules[rule.code] = RuleEntry(rule, "lint", core)
+        from rigcheck.core.merge_rules import MERGE_RULES
+
+        for rule in MERGE_RULES:
+            self.registry.rules[rule.code] = RuleEntry(rule, "merge", core)
 
     def _load_entry_points(self) -> None:
         from importlib.metadata import entry_points

@@ -33,7 +33,7 @@ class PluginRecord(_ReportModel):
 
 class InputFile(_ReportModel):
     path: str
-    kind: Literal["Rig", "Workload"]
+    kind: Literal["Rig", "Workload", "Evidence"]
     name: str
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
 

@@ -3,6 +3,7 @@ through the same hooks a third-party plugin uses."""
 
 BUILTIN_PLUGINS = (
     "rigcheck.plugins.formats",
+    "rigcheck.plugins.evidence_parsers",
     "rigcheck.plugins.spec_traps",
     "rigcheck.plugins.system_ram",
     "rigcheck.plugins.cpu_cores",

@@ -1,0 +1,185 @@
+"""``rigcheck merge``: fold per-node probe files into one cluster rig, and report drift between nodes.
+
+Nodes whose specs are the same apart from their name (GPUs, CPU, RAM, storage, network, software)
+become one node group with ``count:`` and ``hostnames:``; nodes that differ form their own groups,
+so the merged rig stays true to every node. Drift is then reported per fact that should be equal
+across a cluster: the GPUs (count and model), the driver, the CUDA the driver supports, the torch
+build, ECC modes and GPU firmware (VBIOS). The majority value is taken as the norm, and each node
+that differs gets a finding at its own probe file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rigcheck.core.documents import SpecDocument
+from rigcheck.core.findings import Finding
+from rigcheck.core.merge_rules import (
+    DRIVER_DRIFT,
+    ECC_DRIFT,
+    FIRMWARE_DRIFT,
+    GPU_DRIFT,
+    SOFTWARE_DRIFT,
+)
+from rigcheck.core.rules import Rule
+
+_NODE_ONLY = ("name", "hostnames", "labels")
+
+
+@dataclass(frozen=True)
+class Probe:
+    doc: SpecDocument
+
+    @property
+    def host(self) -> str:
+        probe = self.doc.model.probe
+        return (
+            (probe.hostname if probe and probe.hostname else None)
+            or self.doc.model.nodes[0].name
+            or self.doc.name
+        )
+
+    @property
+    def node(self) -> dict[str, Any]:
+        return self.doc.yaml.data["nodes"][0]
+
+
+def merge_probes(docs: Sequence[SpecDocument], name: str = "cluster") -> tuple[dict[str, Any], list[Finding]]:
+    """The merged rig as a plain dict, and the drift findings."""
+    probes = [Probe(doc) for doc in docs]
+    groups: dict[str, list[Probe]] = {}
+    for probe in probes:
+        groups.setdefault(_shape(probe.node), []).append(probe)
+    nodes = []
+    for index, members in enumerate(sorted(groups.values(), key=lambda group: (-len(group), group[0].host))):
+        node = {key: value for key, value in members[0].node.items() if key not in _NODE_ONLY}
+        nodes.append(
+            {
+                "name": members[0].node.get("name", f"group{index}") if len(groups) > 1 else "node",
+                "count": len(members),
+                "hostnames": sorted(probe.host for probe in members),
+                **{key: value for key, value in node.items() if key != "count"},
+            }
+        )
+    times = sorted(probe.doc.model.probed_at or "" for probe in probes if probe.doc.model.probed_at)
+    merged = {
+        "apiVersion": "rigcheck/v1",
+        "kind": "Rig",
+        "name": name,
+        "description": f"Merged by rigcheck merge from {len(probes)} probe file(s)"
+        + (f", probed {times[0]} to {times[-1]}" if times else ""),
+        "nodes": nodes,
+    }
+    return merged, drift_findings(probes)
+
+
+def _shape(node: dict[str, Any]) -> str:
+    return json.dumps(
+        {key: value for key, value in node.items() if key not in _NODE_ONLY}, sort_keys=True, default=str
+    )
+
+
+def drift_findings(probes: Sequence[Probe]) -> list[Finding]:
+    checks: list[tuple[Rule, str, str, Callable[[Probe], Any]]] = [
+        (GPU_DRIFT, "GPUs", "/nodes/0/gpus", _gpus),
+        (DRIVER_DRIFT, "driver", "/nodes/0/software/driver", lambda p: _software(p, "driver")),
+        (SOFTWARE_DRIFT, "driver CUDA", "/probe/cuda_driver_version", _cuda),
+        (SOFTWARE_DRIFT, "torch", "/nodes/0/software/torch", lambda p: _software(p, "torch")),
+        (ECC_DRIFT, "ECC modes", "/probe/gpus", _ecc),
+        (FIRMWARE_DRIFT, "VBIOS", "/probe/gpus", _vbios),
+    ]
+    findings: list[Finding] = []
+    for rule, what, pointer, read in checks:
+        values = {probe.host: read(probe) for probe in probes}
+        known = {host: value for host, value in values.items() if value not in (None, "", ())}
+        if not known:
+            continue
+        counts = Counter(_key(value) for value in known.values())
+        norm_key, norm_count = counts.most_common(1)[0]
+        norm = next(value for value in known.values() if _key(value) == norm_key)
+        odd = [probe for probe in probes if probe.host in known and _key(known[probe.host]) != norm_key]
+        if not odd:
+            location = probes[0].doc.locate(pointer)
+            findings.append(
+                _stamp(
+                    rule.passed(
+                        f"{what} the same on {len(known)} node(s): {_show(norm)}",
+                        location=location,
+                        subject=f"merge of {len(probes)} probes",
+                    )
+                )
+            )
+            continue
+        for probe in odd:
+            detail = {
+                "node": probe.host,
+                "value": _show(known[probe.host]),
+                "majority": _show(norm),
+                "majority_nodes": norm_count,
+                "nodes": len(known),
+            }
+            message = (
+                f"{probe.host}: {what} {_show(known[probe.host])}, while {norm_count} of {len(known)} nodes "
+                f"have {_show(norm)}"
+            )
+            fix = f"bring {probe.host} in line ({_show(norm)}), or keep it out of jobs that span the other nodes"
+            findings.append(
+                _stamp(
+                    rule.finding(
+                        rule.severity,
+                        message,
+                        location=probe.doc.locate(pointer),
+                        evidence=detail,
+                        fix=fix,
+                        subject=f"merge of {len(probes)} probes",
+                    )
+                )
+            )
+    return findings
+
+
+def _gpus(probe: Probe) -> tuple[tuple[str, int], ...]:
+    gpus = probe.node.get("gpus") or []
+    gpus = [gpus] if isinstance(gpus, dict) else gpus
+    return tuple(sorted((str(gpu.get("model")), int(gpu.get("count", 1))) for gpu in gpus))
+
+
+def _software(probe: Probe, field: str) -> Any:
+    return (probe.node.get("software") or {}).get(field)
+
+
+def _cuda(probe: Probe) -> Any:
+    info = probe.doc.model.probe
+    return info.cuda_driver_version if info else None
+
+
+def _ecc(probe: Probe) -> tuple[Any, ...]:
+    info = probe.doc.model.probe
+    return tuple(gpu.ecc_current for gpu in info.gpus) if info and info.gpus else ()
+
+
+def _vbios(probe: Probe) -> tuple[Any, ...]:
+    info = probe.doc.model.probe
+    return tuple(sorted({gpu.vbios for gpu in info.gpus if gpu.vbios})) if info and info.gpus else ()
+
+
+def _key(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, tuple) and value and isinstance(value[0], tuple):
+        return ", ".join(f"{count} x {model}" for model, count in value)
+    if isinstance(value, tuple):
+        return "/".join("on" if v is True else "off" if v is False else str(v) for v in value)
+    return str(value)
+
+
+def _stamp(finding: Finding) -> Finding:
+    return finding.model_copy(update={"checker": "merge", "plugin": "rigcheck"})
+
+

@@ -1,0 +1,15 @@
+"""The built-in evidence parsers, registered lazily: each is a ``"module:ATTR"`` string imported
+only when ``--evidence`` is given. The probe parser comes first: a probe file is also a rig spec."""
+
+from __future__ import annotations
+
+from rigcheck.core.hookspecs import hookimpl
+
+
+@hookimpl
+def rigcheck_evidence_parsers(register):  # type: ignore[no-untyped-def]
+    from rigcheck.evidence.parsers import BUILTIN_PARSERS
+
+    register("rigcheck.evidence.parsers.rigcheck_probe:PARSER")
+    for reference in BUILTIN_PARSERS:
+        register(reference)
