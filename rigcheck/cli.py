@@ -137,6 +137,20 @@ def build_parser() -> argparse.ArgumentParser:
     _add_plugin_options(plugins)
     plugins.set_defaults(handler=_cmd_plugins)
 
+    probe = commands.add_parser(
+        "probe",
+        help="read this machine (NVML, torch, /proc, /sys) and write its rig spec",
+        description="Read this machine's GPUs through NVML (nvidia-ml-py), torch if installed, and the host's "
+        "CPU, RAM, disks, network links and NCCL environment, and write a rig spec with one node and a probe: "
+        "section of everything read. Needs the NVIDIA driver; exit code 2 without it.",
+    )
+    probe.add_argument(
+        "-o", "--output", metavar="FILE", help="write the spec to FILE instead of standard output"
+    )
+    probe.add_argument("--no-torch", action="store_true", help="do not import torch (faster; no torch facts)")
+    probe.add_argument("--name", metavar="NAME", help="the rig's name (default: the host name)")
+    probe.set_defaults(handler=_cmd_probe, plugins=[])
+
     merge = commands.add_parser(
         "merge",
         help="fold per-node probe files into one cluster rig and report drift between nodes",
@@ -344,6 +358,12 @@ def _load_evidence(paths: list[str], registry: Any) -> tuple[list[Any], list[Any
             digest = hashlib.sha256(handle.read()).hexdigest()
         inputs.append(InputFile(path=path, kind="Evidence", name=item.tool, sha256=digest))
     return evidence, inputs
+
+
+def _cmd_probe(args: argparse.Namespace) -> int:
+    from rigcheck.live.cli_probe import cmd_probe  # the live side loads only for this command
+
+    return cmd_probe(args)
 
 
 def _cmd_merge(args: argparse.Namespace) -> int:

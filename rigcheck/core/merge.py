@@ -181,5 +181,3 @@ def _show(value: Any) -> str:
 
 def _stamp(finding: Finding) -> Finding:
     return finding.model_copy(update={"checker": "merge", "plugin": "rigcheck"})
-
-

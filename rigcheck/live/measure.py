@@ -56,7 +56,9 @@ def measure(
     count = torch.cuda.device_count()
     evidence.gpu_count = count
     evidence.torch.gpus = [torch.cuda.get_device_name(i) for i in range(count)]
-    evidence.torch.device_capabilities = [".".join(map(str, torch.cuda.get_device_capability(i))) for i in range(count)]
+    evidence.torch.device_capabilities = [
+        ".".join(map(str, torch.cuda.get_device_capability(i))) for i in range(count)
+    ]
     evidence.gpus = [GpuEvidence(index=i, name=name) for i, name in enumerate(evidence.torch.gpus)]
     steps = count * 3 + count * (count - 1) + (1 if count > 1 else 0)
     step = 0
@@ -79,8 +81,15 @@ def measure(
             tick(f"{kind} {device}, {size_mib} MiB")
             seconds = _best(torch, lambda a=a, b=b: a.copy_(b, non_blocking=True), iterations)
             evidence.bandwidth.append(
-                Bandwidth(kind=kind, src=src, dst=dst, gbps=size / seconds / 1e9, size_bytes=size, pinned=True,
-                          tool="rigcheck-measure")
+                Bandwidth(
+                    kind=kind,
+                    src=src,
+                    dst=dst,
+                    gbps=size / seconds / 1e9,
+                    size_bytes=size,
+                    pinned=True,
+                    tool="rigcheck-measure",
+                )
             )
     for src in range(count):
         for dst in range(count):
@@ -91,9 +100,15 @@ def measure(
             b = torch.empty(size, dtype=torch.uint8, device=f"cuda:{dst}")
             seconds = _best(torch, lambda a=a, b=b: b.copy_(a, non_blocking=True), iterations)
             evidence.bandwidth.append(
-                Bandwidth(kind="p2p", src=f"cuda:{src}", dst=f"cuda:{dst}", gbps=size / seconds / 1e9,
-                          size_bytes=size, p2p_enabled=bool(torch.cuda.can_device_access_peer(src, dst)),
-                          tool="rigcheck-measure")
+                Bandwidth(
+                    kind="p2p",
+                    src=f"cuda:{src}",
+                    dst=f"cuda:{dst}",
+                    gbps=size / seconds / 1e9,
+                    size_bytes=size,
+                    p2p_enabled=bool(torch.cuda.can_device_access_peer(src, dst)),
+                    tool="rigcheck-measure",
+                )
             )
     if count > 1:
         tick(f"all_reduce over {count} GPUs, {size_mib} MiB")
@@ -137,8 +152,14 @@ def _host_memory(torch: Any, size: int, iterations: int, say: Progress) -> Bandw
         target.copy_(source)
         best = min(best, time.perf_counter() - started)
         say(f"[{index + 1}/{iterations}] host memory copy, {size // 2**20} MiB")
-    return Bandwidth(kind="host_memory", src="host", dst="host", gbps=size / max(best, 1e-9) / 1e9, size_bytes=size,
-                     tool="rigcheck-measure")
+    return Bandwidth(
+        kind="host_memory",
+        src="host",
+        dst="host",
+        gbps=size / max(best, 1e-9) / 1e9,
+        size_bytes=size,
+        tool="rigcheck-measure",
+    )
 
 
 def _all_reduce(torch: Any, count: int, size: int, iterations: int) -> Bandwidth:
@@ -147,8 +168,13 @@ def _all_reduce(torch: Any, count: int, size: int, iterations: int) -> Bandwidth
     tensors = [torch.ones(elements, dtype=torch.float32, device=f"cuda:{i}") for i in range(count)]
     seconds = _best(torch, lambda: torch.cuda.nccl.all_reduce(tensors), iterations)
     algbw = size / seconds / 1e9
-    return Bandwidth(kind="all_reduce", src=f"{count} GPUs", gbps=algbw * 2 * (count - 1) / count, size_bytes=size,
-                     tool="rigcheck-measure")
+    return Bandwidth(
+        kind="all_reduce",
+        src=f"{count} GPUs",
+        gbps=algbw * 2 * (count - 1) / count,
+        size_bytes=size,
+        tool="rigcheck-measure",
+    )
 
 
 def write_evidence(evidence: Evidence, path: str | None) -> str:

@@ -93,7 +93,18 @@ class EvidenceNvlinkChecker(Checker):
 
     @staticmethod
     def _links(ctx, evidence, node, location) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+        all_down = set(evidence.extra.get("all_links_inactive") or ())
         for gpu in evidence.gpus:
+            if gpu.index in all_down:
+                label = f"{node.label}: GPU {gpu.index} ({gpu.name or 'GPU'})"
+                yield NVLINK_DOWN.failed(
+                    f"{label}: all NVLink links inactive in {where(evidence)}",
+                    location=location,
+                    evidence={"evidence": evidence.source, "inactive": "all"},
+                    fix="check the NVLink bridge is fitted and seated (or the NVSwitch fabric); "
+                    "reset the GPU",
+                )
+                continue
             if not gpu.nvlinks:
                 continue
             down = [link.link for link in gpu.nvlinks if not link.active]

@@ -1,0 +1,157 @@
+"""Read tool outputs from files and turn each into one :class:`~rigcheck.evidence.model.Evidence`.
+
+The first parser whose ``detect(text)`` is true parses the file. Nothing a file contains makes
+this raise: an unrecognised, empty, binary or oversized file, or a parser that fails, gives an
+``Evidence`` whose ``problems`` say so. Only a file that cannot be opened at all (missing, a
+directory, unreadable) raises :class:`~rigcheck.core.errors.UsageError`, because that is a mistake
+on the command line rather than in the evidence.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Iterable, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from rigcheck.core.errors import UsageError
+from rigcheck.evidence.model import Evidence
+from rigcheck.evidence.parsers import BUILTIN_PARSERS
+
+MAX_BYTES = 20 * 1024 * 1024
+ParserRef = Any  # a parser object, or a "module:ATTR" string naming one
+
+
+@cache
+def _import(reference: str) -> Any:
+    module_name, _, attribute = reference.partition(":")
+    if not module_name or not attribute:
+        raise ValueError(f"{reference!r} is not of the form 'module:ATTR'")
+    return getattr(importlib.import_module(module_name), attribute)
+
+
+def _name(parser: Any) -> str:
+    return str(getattr(parser, "name", None) or type(parser).__name__)
+
+
+def _as_evidence(result: Any, parser: Any, path: str) -> Evidence:
+    """A parser's result as Evidence: an Evidence as is, a dict of facts validated (unknown keys go
+    to ``extra``), anything else reported."""
+    name = _name(parser)
+    if isinstance(result, Evidence):
+        return result
+    if isinstance(result, dict):
+        fields = Evidence.model_fields
+        known = {key: value for key, value in result.items() if key in fields}
+        rest = {key: value for key, value in result.items() if key not in fields}
+        known.setdefault("source", path)
+        known.setdefault("tool", name)
+        known["extra"] = {**(known.get("extra") or {}), **rest}
+        try:
+            return Evidence.model_validate(known)
+        except ValidationError as exc:
+            return Evidence(
+                source=path,
+                tool=name,
+                problems=[
+                    f"parser {name} returned facts that do not fit the evidence model: {exc.error_count()} errors"
+                ],
+            )
+    return Evidence(
+        source=path,
+        tool=name,
+        problems=[f"parser {name} returned {type(result).__name__}, not Evidence"],
+    )
+
+
+def parse_text(text: str, path: str, parsers: Sequence[ParserRef] | None = None) -> Evidence:
+    """Parse ``text`` (the content of ``path``) with the first parser that recognises it."""
+    text = text.replace("\r\n", "\n")
+    notes: list[str] = []
+    for reference in BUILTIN_PARSERS if parsers is None else parsers:
+        try:
+            parser = _import(reference) if isinstance(reference, str) else reference
+        except Exception as exc:  # a broken plugin reference must not stop the other files
+            notes.append(f"parser {reference!r} could not be imported: {type(exc).__name__}: {exc}")
+            continue
+        name = _name(parser)
+        try:
+            detected = bool(parser.detect(text))
+        except Exception as exc:
+            notes.append(f"parser {name} failed to detect: {type(exc).__name__}: {exc}")
+            continue
+        if not detected:
+            continue
+        try:
+            evidence = _as_evidence(parser.parse(text, path), parser, path)
+        except Exception as exc:
+            return Evidence(
+                source=path,
+                tool=name,
+                problems=[*notes, f"parser {name} failed: {type(exc).__name__}: {exc}"],
+            )
+        if notes:
+            evidence.problems = [*notes, *evidence.problems]
+        return evidence
+    return Evidence(
+        source=path, tool="unknown", problems=[*notes, f"no parser recognised this file: {_why(text)}"]
+    )
+
+
+def _why(text: str) -> str:
+    if not text.strip():
+        return "it is empty"
+    if "\x00" in text or text.count("\ufffd") > max(8, len(text) // 100):
+        return "it looks binary, not the text output of a tool"
+    first = next(line.strip() for line in text.splitlines() if line.strip())
+    return (
+        f"it does not look like nvidia-smi, nccl-tests, fio, bandwidthTest, p2pBandwidthLatencyTest, "
+        f"nvbandwidth, dcgmi diag, ibstat, ibv_devinfo, nvcc or torch output (first line: {first[:80]!r})"
+    )
+
+
+def _decode(data: bytes) -> str:
+    """UTF-8 (a BOM dropped); UTF-16 when a BOM says so (PowerShell's ``>`` writes UTF-16)."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", errors="replace")
+    return data.decode("utf-8-sig", errors="replace")
+
+
+def load_evidence(
+    paths: Iterable[str | os.PathLike[str]], parsers: Sequence[ParserRef] | None = None
+) -> list[Evidence]:
+    """One Evidence per file, in the order given; ``parsers`` defaults to the built-in ones."""
+    results: list[Evidence] = []
+    for entry in paths:
+        path = Path(entry)
+        source = str(entry)
+        try:
+            size = path.stat().st_size
+        except FileNotFoundError:
+            raise UsageError(f"evidence file not found: {source}") from None
+        except OSError as exc:
+            raise UsageError(f"cannot read evidence file {source}: {exc.strerror or exc}") from None
+        if path.is_dir():
+            raise UsageError(f"evidence path is a directory, not a file: {source}")
+        if size > MAX_BYTES:
+            results.append(
+                Evidence(
+                    source=source,
+                    tool="unknown",
+                    problems=[
+                        f"the file is {size / 1024 / 1024:.1f} MiB, over the {MAX_BYTES // 1024 // 1024} MiB "
+                        "limit for evidence files; it was not read"
+                    ],
+                )
+            )
+            continue
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise UsageError(f"cannot read evidence file {source}: {exc.strerror or exc}") from None
+        results.append(parse_text(_decode(data), source, parsers))
+    return results
