@@ -74,10 +74,8 @@ def apply_baseline(findings: Sequence[Finding], path: str) -> list[Finding]:
             key = finding_key(finding, base)
             if remaining[key] > 0:
                 remaining[key] -= 1
-                finding = finding.model_copy(
-                    update={
-                        "suppressions": (*finding.suppressions, Suppression(kind="baseline", reason=reason))
-                    }
+                finding = finding.with_changes(
+                    suppressions=(*finding.suppressions, Suppression(kind="baseline", reason=reason))
                 )
         out.append(finding)
     return out

@@ -85,7 +85,7 @@ class NodeView:
     def count(self) -> int:
         return self.spec.count
 
-    @property
+    @cached_property
     def label(self) -> str:
         name = self.spec.name or f"nodes[{self.index}]"
         return f"node {name}" + (f" (x{self.count})" if self.count > 1 else "")

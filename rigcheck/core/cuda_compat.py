@@ -21,6 +21,7 @@ from typing import Any
 Version = tuple[int, ...]
 
 
+@cache
 def parse_version(text: str | None) -> Version | None:
     """``"535.104.05"`` -> ``(535, 104, 5)``; None for anything that is not dotted integers."""
     if text is None:
@@ -90,6 +91,7 @@ class TorchBuild:
         return CudaVersion(int(digits[:-1]), int(digits[-1]), None, f"{digits[:-1]}.{digits[-1]}")
 
 
+@cache
 def capability(text: str) -> Version:
     """``"8.6"`` -> ``(8, 6)``; also accepts ``86`` as nvcc writes it."""
     if isinstance(text, int) or (isinstance(text, str) and text.isdigit()):
@@ -113,6 +115,9 @@ class CudaTables:
 
     def __init__(self, data: Mapping[str, Any]) -> None:
         self.data = data
+        rows = data["branch_max_cuda"]["rows"]
+        self._branches = sorted((int(row["branch"]), parse_version(row["max_cuda"])) for row in rows)
+        self._toolkit = [(parse_version(row["cuda"]), row) for row in data["toolkit_drivers"]["rows"]]
 
     def cite(self, section: str) -> dict[str, str]:
         table = self.data[section]
@@ -122,23 +127,17 @@ class CudaTables:
 
     def branch(self, driver: Version) -> int | None:
         """The nearest listed branch at or below the driver's first number."""
-        branches = [int(row["branch"]) for row in self.data["branch_max_cuda"]["rows"]]
-        below = [branch for branch in branches if branch <= driver[0]]
-        return max(below) if below else None
+        below = [branch for branch, _ in self._branches if branch <= driver[0]]
+        return below[-1] if below else None
 
     def branch_max_cuda(self, driver: Version) -> Version | None:
         """What nvidia-smi shows as "CUDA Version": the newest runtime the driver runs natively."""
-        branch = self.branch(driver)
-        for row in self.data["branch_max_cuda"]["rows"]:
-            if int(row["branch"]) == branch:
-                return parse_version(row["max_cuda"])
-        return None
+        below = [maximum for branch, maximum in self._branches if branch <= driver[0]]
+        return below[-1] if below else None
 
     def toolkit_row(self, cuda: CudaVersion) -> Mapping[str, Any] | None:
         """The table row for a release: its own update, or the GA row for "major.minor"."""
-        rows = [
-            row for row in self.data["toolkit_drivers"]["rows"] if parse_version(row["cuda"]) == cuda.short
-        ]
+        rows = [row for version, row in self._toolkit if version == cuda.short]
         if not rows:
             return None
         if cuda.update is not None:
@@ -179,6 +178,12 @@ class CudaTables:
     # -- PyTorch wheels ----------------------------------------------------------------------------
 
     def torch_wheel(self, build: TorchBuild) -> Mapping[str, Any] | None:
+        cache = self.__dict__.setdefault("_wheels", {})
+        if build not in cache:
+            cache[build] = self._torch_wheel(build)
+        return cache[build]
+
+    def _torch_wheel(self, build: TorchBuild) -> Mapping[str, Any] | None:
         short = build.version[:2]
         for row in self.data["torch_wheels"]["rows"]:
             low, high = parse_version(row["torch_from"]), parse_version(row["torch_to"])

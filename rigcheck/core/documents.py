@@ -16,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 from rigcheck.core.errors import Problem, SpecError
 from rigcheck.core.fields import did_you_mean
-from rigcheck.core.findings import Location
+from rigcheck.core.findings import Location, new_location
 from rigcheck.core.loader import YamlDocument, YamlTrap, load_yaml_file, load_yaml_text
 from rigcheck.core.positions import pointer_for_data_path, pointer_from_path
 
@@ -54,7 +54,7 @@ class SpecDocument:
     def locate(self, pointer: str) -> Location:
         """The location of ``pointer`` (or of its nearest written ancestor) in this file."""
         _, mark = self.yaml.source_map.locate(pointer)
-        return Location(file=self.path, line=mark.line, column=mark.column, pointer=pointer)
+        return new_location(self.path, mark.line, mark.column, pointer)
 
 
 def load_spec(path: str, *, kind: str | None = None) -> SpecDocument:

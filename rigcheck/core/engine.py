@@ -7,10 +7,11 @@ version) and the other checkers still run (DESIGN.md section 5).
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, TypeVar
@@ -35,7 +36,7 @@ from rigcheck.core.report import (
     Timings,
     ToolInfo,
 )
-from rigcheck.core.rules import Rule, matches
+from rigcheck.core.rules import _CURRENT_CHECKER, Rule, matches
 
 T = TypeVar("T")
 
@@ -50,6 +51,9 @@ class RunOptions:
     ignore: tuple[str, ...] = ()
     fail_on: Severity = Severity.FAIL
     timeout_s: float = DEFAULT_TIMEOUT_S
+    #: rigcheck lint, for a rig + workload pair: leave out checkers that never read the workload (their
+    #: findings come from the rig's own run).
+    skip_rig_only: bool = False
     #: Thresholds from a project config: ``{"power.sustained.warn_above_fraction": (0.85, origin)}``.
     fact_overrides: Mapping[str, tuple[Any, str]] = field(default_factory=dict)
 
@@ -66,6 +70,23 @@ class CheckerTimeout(BaseException):
     plugin code does not swallow it)."""
 
 
+def _on_alarm(signum: int, frame: Any) -> None:
+    raise CheckerTimeout()
+
+
+@contextlib.contextmanager
+def _alarm_handler() -> Iterator[None]:
+    """Install the SIGALRM handler once for a whole run, so each checker only arms the timer."""
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+
+
 def call_with_timeout(function: Callable[[], T], seconds: float | None) -> T:
     """Run ``function()``; raise :class:`CheckerTimeout` if it takes longer than ``seconds``.
 
@@ -75,17 +96,15 @@ def call_with_timeout(function: Callable[[], T], seconds: float | None) -> T:
     if not seconds or seconds <= 0:
         return function()
     if hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread():
-
-        def on_alarm(signum: int, frame: Any) -> None:
-            raise CheckerTimeout()
-
-        previous = signal.signal(signal.SIGALRM, on_alarm)
+        installed = signal.getsignal(signal.SIGALRM) is _on_alarm
+        previous = None if installed else signal.signal(signal.SIGALRM, _on_alarm)
         signal.setitimer(signal.ITIMER_REAL, seconds)
         try:
             return function()
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
+            if not installed:
+                signal.signal(signal.SIGALRM, previous)
     outcome: dict[str, Any] = {}
 
     def target() -> None:
@@ -136,10 +155,11 @@ def run_checks(
     ctx = CheckContext(rig_doc, workload_doc, catalog, options.fact_overrides, evidence=evidence)
     findings: list[Finding] = [_fault_finding(fault, ctx) for fault in registry.faults]
     runs: list[CheckerRun] = []
-    for entry in registry.checkers:
-        run, produced = _run_one(entry, ctx, options)
-        runs.append(run)
-        findings.extend(produced)
+    with _alarm_handler():
+        for entry in registry.checkers:
+            run, produced = _run_one(entry, ctx, options)
+            runs.append(run)
+            findings.extend(produced)
     check_ms = (time.perf_counter() - started) * 1000
     return _report(ctx, registry, findings, runs, options, load_ms, check_ms)
 
@@ -158,10 +178,13 @@ def _run_one(entry: CheckerEntry, ctx: CheckContext, options: RunOptions) -> tup
             reason=reason,
         )
 
-    if not any(options.selected(code) for code in codes):
+    selected = {code for code in codes if options.selected(code)}
+    if not selected:
         return status("deselected", "none of its rules is selected", []), []
     if getattr(checker, "needs_workload", False) and ctx.workload_doc is None:
         return status("skipped", "needs a workload; only a rig was given", []), []
+    if options.skip_rig_only and not getattr(checker, "reads_workload", True):
+        return status("skipped", "rig-only: reported with the rig", []), []
     if getattr(checker, "needs_evidence", False) and not ctx.evidence:
         return status(
             "skipped", "needs evidence (--evidence FILE: nvidia-smi, nccl-tests, fio, probe...)", []
@@ -184,8 +207,12 @@ def _run_one(entry: CheckerEntry, ctx: CheckContext, options: RunOptions) -> tup
         return _stamp(finding, checker.name, plugin.name)
 
     def collect() -> list[Any]:
-        result = checker.check(ctx)
-        return [] if result is None else list(result)
+        token = _CURRENT_CHECKER.set((checker.name, plugin.name))  # findings are born stamped
+        try:
+            result = checker.check(ctx)
+            return [] if result is None else list(result)
+        finally:
+            _CURRENT_CHECKER.reset(token)
 
     started = time.perf_counter()
     try:
@@ -222,7 +249,7 @@ def _run_one(entry: CheckerEntry, ctx: CheckContext, options: RunOptions) -> tup
             invalid.append(f"yielded {type(item).__name__} {str(item)[:80]!r}, not a rigcheck.Finding")
         elif item.code not in codes:
             invalid.append(f"yielded a finding of rule {item.code}, which it does not declare")
-        elif options.selected(item.code):
+        elif item.code in selected:
             produced.append(_stamp(item, checker.name, plugin.name))
     if not invalid:
         return status("ran", None, produced, _ms(started)), produced
@@ -243,7 +270,9 @@ def _ms(started: float) -> float:
 
 
 def _stamp(finding: Finding, checker: str, plugin: str) -> Finding:
-    return finding.model_copy(update={"checker": checker, "plugin": plugin})
+    if finding.checker == checker and finding.plugin == plugin:
+        return finding
+    return finding.with_changes(checker=checker, plugin=plugin)
 
 
 def _fault_finding(fault: PluginFault, ctx: CheckContext) -> Finding:

@@ -20,9 +20,11 @@ class Problem:
     code: str = "SPEC010"
 
     def format(self) -> str:
+        """One line, as compilers print errors (a message with line breaks is joined)."""
         where = f"{self.file}:{self.line}:{self.column}"
         field = f" {self.pointer}:" if self.pointer else ""
-        return f"{where}: error:{field} {self.message} [{self.code}]"
+        message = " ".join(self.message.split())
+        return f"{where}: error:{field} {message} [{self.code}]"
 
     def as_dict(self) -> dict[str, object]:
         return {

@@ -13,7 +13,7 @@ import glob
 import os
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -104,7 +104,7 @@ class Pipeline:
             **finding.evidence,
             "severity_from": f"{finding.severity.value}, set to {overrides[best]} in {origin}",
         }
-        return finding.model_copy(update={"severity": Severity(overrides[best]), "evidence": evidence})
+        return finding.with_changes(severity=Severity(overrides[best]), evidence=evidence)
 
     def _active(
         self, checkers: Iterable[CheckerRun], documents: Sequence[SpecDocument]
@@ -164,12 +164,13 @@ def lint(paths: Sequence[str], pipeline: Pipeline) -> Report:
         if run.rig.path in broken or (run.workload is not None and run.workload.path in broken):
             continue
         try:
-            report = run_checks(run.rig, run.workload, pipeline.registry, pipeline.catalog, options)
+            run_options = replace(options, skip_rig_only=True) if run.workload is not None else options
+            report = run_checks(run.rig, run.workload, pipeline.registry, pipeline.catalog, run_options)
         except SpecError as exc:  # an unknown GPU, a bad model preset: reported once, at its line
             broken.update(problem.file for problem in exc.problems)
             findings.extend(_problem_findings(exc.problems, pipeline.registry))
             continue
-        run.findings = [finding.model_copy(update={"run": index}) for finding in report.findings]
+        run.findings = [finding.with_changes(run=index) for finding in report.findings]
         run.checkers = report.checkers
     check_ms = (time.perf_counter() - checked_started) * 1000
     all_documents = list(documents.values())
@@ -331,20 +332,29 @@ def _dedupe(findings: Sequence[Finding]) -> list[Finding]:
 
 
 def _records(runs: Sequence[_Run], findings: Sequence[Finding]) -> list[RunRecord]:
+    """Each run's verdict and counts. A pair's include its rig's findings from the checkers it left to
+    the rig's own run (rig-only checkers), so a pair is never reported better than its rig."""
     by_run: dict[int, list[Finding]] = {}
     for finding in findings:
         if finding.run is not None:
             by_run.setdefault(finding.run, []).append(finding)
-    return [
-        RunRecord(
-            subject=run.subject,
-            rig=run.rig.path,
-            workload=run.workload.path if run.workload else None,
-            verdict=verdict_of(by_run.get(index, [])).value,
-            summary=summarize(by_run.get(index, [])),
+    alone = {id(run.rig): index for index, run in enumerate(runs) if run.workload is None}
+    records = []
+    for index, run in enumerate(runs):
+        own = by_run.get(index, [])
+        if run.workload is not None and id(run.rig) in alone:
+            left = {c.name for c in run.checkers if c.reason == "rig-only: reported with the rig"}
+            own = own + [f for f in by_run.get(alone[id(run.rig)], []) if f.checker in left]
+        records.append(
+            RunRecord(
+                subject=run.subject,
+                rig=run.rig.path,
+                workload=run.workload.path if run.workload else None,
+                verdict=verdict_of(own).value,
+                summary=summarize(own),
+            )
         )
-        for index, run in enumerate(runs)
-    ]
+    return records
 
 
 def _report(
@@ -408,7 +418,7 @@ def _report(
 
 
 def _own(finding: Finding) -> Finding:
-    return finding.model_copy(update={"checker": "lint", "plugin": "rigcheck"})
+    return finding.with_changes(checker="lint", plugin="rigcheck")
 
 
 def _key(path: str) -> str:

@@ -228,7 +228,7 @@ def load_yaml_text(text: str, path: str = "<string>", *, sha256: str | None = No
             )
         )
     builder = _Builder(path)
-    builder.check_expansion(root)
+    builder.check_expansion(root)  # alias bombs and nesting depth, before anything is built
     data = builder.build(root, "", 0)
     return YamlDocument(path, data, builder.source_map, text, sha256, builder.traps)
 
@@ -251,8 +251,23 @@ def _compose(text: str, path: str) -> Node | None:
         else:
             reason = f"not valid YAML: {reason}"
         raise SpecError(Problem(path, reason, line, column, code="SPEC012")) from None
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow (control codes, NUL)
+        line = text.count("\n", 0, exc.position) + 1
+        column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+        character = exc.character if isinstance(exc.character, str) else chr(exc.character)
+        raise SpecError(
+            Problem(
+                path,
+                f"not valid YAML: the character {character!r} (U+{ord(character):04X}) is not allowed "
+                f"in YAML ({exc.reason})",
+                line,
+                column,
+                code="SPEC012",
+            )
+        ) from None
     except yaml.YAMLError as exc:
-        raise SpecError(Problem(path, f"not valid YAML: {exc}", code="SPEC012")) from None
+        message = " ".join(str(exc).split())
+        raise SpecError(Problem(path, f"not valid YAML: {message}", code="SPEC012")) from None
     except RecursionError:
         raise SpecError(
             Problem(path, f"the YAML nests deeper than rigcheck reads ({MAX_DEPTH} levels)", code="SPEC012")

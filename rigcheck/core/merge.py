@@ -180,4 +180,4 @@ def _show(value: Any) -> str:
 
 
 def _stamp(finding: Finding) -> Finding:
-    return finding.model_copy(update={"checker": "merge", "plugin": "rigcheck"})
+    return finding.with_changes(checker="merge", plugin="rigcheck")

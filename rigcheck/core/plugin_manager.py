@@ -47,6 +47,15 @@ def _env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
+def plugin_autoload_allowed(name: str) -> bool:
+    """Whether an installed plugin would load under RIGCHECK_DISABLE_PLUGIN_AUTOLOAD / RIGCHECK_LOAD_PLUGINS."""
+    if _env_flag("RIGCHECK_DISABLE_PLUGIN_AUTOLOAD"):
+        return False
+    if "RIGCHECK_LOAD_PLUGINS" in os.environ:
+        return name in {item.strip() for item in os.environ["RIGCHECK_LOAD_PLUGINS"].split(",")}
+    return True
+
+
 class PluginHost:
     """Owns the pluggy manager. ``host.load()`` returns the :class:`Registry` of everything registered."""
 

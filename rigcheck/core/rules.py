@@ -8,10 +8,14 @@ Checkers build findings through their rules, so every finding carries its code a
 from __future__ import annotations
 
 import re
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from rigcheck.core.findings import Finding, Location, Severity
+from rigcheck.core.findings import Finding, Location, Severity, new_finding
+
+#: The checker the engine is running, so that findings are born stamped with it (``engine.py``).
+_CURRENT_CHECKER: ContextVar[tuple[str, str]] = ContextVar("rigcheck_current_checker", default=("", ""))
 
 CODE_PATTERN = re.compile(r"^[A-Z][A-Z0-9]{1,7}[0-9]{3}$")
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -71,16 +75,22 @@ class Rule:
         related: tuple[Location, ...] | list[Location] = (),
     ) -> Finding:
         """A finding of this rule; the engine fills in the checker and plugin names."""
-        return Finding(
+        if not isinstance(message, str) or not (location is None or isinstance(location, Location)):
+            raise TypeError(f"{self.code}: a finding needs a message string and a rigcheck.Location")
+        return new_finding(  # the fields are this method's typed arguments: no re-validation
             code=self.code,
             name=self.name,
-            severity=Severity(severity),
+            severity=severity if isinstance(severity, Severity) else Severity(severity),
             message=message,
             evidence=evidence or {},
             fix=fix,
             location=location,
             related=tuple(related),
             subject=subject,
+            checker=_CURRENT_CHECKER.get()[0],
+            plugin=_CURRENT_CHECKER.get()[1],
+            suppressions=(),
+            run=None,
         )
 
     def passed(self, message: str, **details: Any) -> Finding:

@@ -225,7 +225,7 @@ def apply_suppressions(
                         expires=waiver.expires.isoformat() if waiver.expires else None,
                     )
                 )
-        result.append(finding.model_copy(update={"suppressions": tuple(attached)}) if attached else finding)
+        result.append(finding.with_changes(suppressions=tuple(attached)) if attached else finding)
     extra.extend(_unused(valid, live_waivers, used_waivers, active))
     return SuppressionResult(result, extra)
 
@@ -282,4 +282,4 @@ def _key(path: str | None) -> str:
 
 
 def _stamp(finding: Finding) -> Finding:
-    return finding.model_copy(update={"checker": "suppressions", "plugin": "rigcheck"})
+    return finding.with_changes(checker="suppressions", plugin="rigcheck")

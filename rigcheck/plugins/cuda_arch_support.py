@@ -43,6 +43,7 @@ ARCH = Rule(
 class CudaArchSupportChecker(Checker):
     name = "cuda.architecture"
     rules = (ARCH,)
+    reads_workload = False
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         tables = cuda_tables()

@@ -43,6 +43,7 @@ DRIVER_GPU = Rule(
 class CudaDriverGpuChecker(Checker):
     name = "cuda.driver-gpu"
     rules = (DRIVER_GPU,)
+    reads_workload = False
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         tables = cuda_tables()

@@ -51,6 +51,7 @@ RUNTIME_DRIVER = Rule(
 class CudaRuntimeDriverChecker(Checker):
     name = "cuda.runtime-driver"
     rules = (RUNTIME_DRIVER,)
+    reads_workload = False
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         tables = cuda_tables()

@@ -60,6 +60,7 @@ GPU_HEIGHT = Rule(
 class GpuClearanceChecker(Checker):
     name = "platform.gpu-clearance"
     rules = (GPU_LENGTH, GPU_HEIGHT)
+    reads_workload = False
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         yield from self._lengths(ctx)

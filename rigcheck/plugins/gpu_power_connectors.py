@@ -38,6 +38,7 @@ CONNECTORS = Rule(
 class GpuPowerConnectorChecker(Checker):
     name = "power.gpu-connectors"
     rules = (CONNECTORS,)
+    reads_workload = False
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         table = ctx.facts("power")["connectors"]

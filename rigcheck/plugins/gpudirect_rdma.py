@@ -48,6 +48,7 @@ def _branch(driver: str) -> int | None:
 class GpuDirectRdmaChecker(Checker):
     name = "network.gpudirect-rdma"
     rules = (GDR,)
+    reads_workload = False
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         facts = ctx.facts("network")["gpudirect_rdma"]

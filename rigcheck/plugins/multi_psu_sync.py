@@ -32,6 +32,7 @@ SYNC = Rule(
 class MultiPsuSyncChecker(Checker):
     name = "platform.multi-psu-sync"
     rules = (SYNC,)
+    reads_workload = False
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         for node in ctx.nodes:

@@ -52,6 +52,7 @@ def _is_set(value: object) -> bool:
 class NcclDebugEnvChecker(Checker):
     name = "network.nccl-debug-env"
     rules = (DEBUG_SWITCHES,)
+    reads_workload = False
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         for node in ctx.nodes:

@@ -43,6 +43,7 @@ INTERFACES = Rule(
 class NcclInterfacesChecker(Checker):
     name = "network.nccl-interfaces"
     rules = (INTERFACES,)
+    reads_workload = False
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         for node in ctx.nodes:

@@ -47,6 +47,7 @@ def _subnets(node: NodeView) -> set[str]:
 class NodeSubnetsChecker(Checker):
     name = "network.subnets"
     rules = (SUBNETS,)
+    reads_workload = False
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         groups = [(node, _subnets(node)) for node in ctx.nodes if node.gpus]
@@ -56,22 +57,50 @@ class NodeSubnetsChecker(Checker):
             told = "one GPU node group" if len(groups) < 2 else "fewer than two node groups declare subnets"
             yield SUBNETS.passed(f"{told}: nothing to compare", location=where, subject=f"rig {ctx.rig.name}")
             return
-        apart = [
-            (a, sa, b, sb) for i, (a, sa) in enumerate(declared) for b, sb in declared[i + 1 :] if not sa & sb
-        ]
-        for a, sa, b, sb in apart:
+        components = _components(declared)
+        if len(components) == 1:
+            yield SUBNETS.passed(
+                f"{len(declared)} node groups share a subnet", location=where, subject=f"rig {ctx.rig.name}"
+            )
+            return
+        main = max(components, key=len)
+        for component in components:
+            if component is main:
+                continue
+            first = component[0]
+            names = ", ".join(node.label for node, _ in component[:3]) + (
+                f" and {len(component) - 3} more" if len(component) > 3 else ""
+            )
+            subnets = sorted(set().union(*(subnet for _, subnet in component)))
             yield SUBNETS.warned(
-                f"{a.label} ({', '.join(sorted(sa))}) and {b.label} ({', '.join(sorted(sb))}) share no subnet",
-                location=ctx.rig_at(f"{b.pointer}/network"),
-                related=[ctx.rig_at(f"{a.pointer}/network")],
+                f"{names} ({', '.join(subnets[:4])}) share no subnet with {main[0][0].label} and the "
+                f"{len(main) - 1} other group(s) joined to it ({', '.join(sorted(main[0][1])[:2])})",
+                location=ctx.rig_at(f"{first[0].pointer}/network"),
+                related=[ctx.rig_at(f"{main[0][0].pointer}/network")],
                 subject=f"rig {ctx.rig.name}",
                 fix="one subnet (or placement group) for all GPU nodes, or routes and open security groups "
                 "between them",
             )
-        if not apart:
-            yield SUBNETS.passed(
-                f"{len(declared)} node groups share a subnet", location=where, subject=f"rig {ctx.rig.name}"
-            )
+
+
+def _components(declared: list[tuple[NodeView, set[str]]]) -> list[list[tuple[NodeView, set[str]]]]:
+    """Groups of node groups connected through shared subnets (union-find, linear in the groups)."""
+    parent: dict[str, str] = {}
+
+    def find(item: str) -> str:
+        while parent.setdefault(item, item) != item:
+            parent[item] = parent[parent[item]]
+            item = parent[item]
+        return item
+
+    for _, subnets in declared:
+        first, *rest = sorted(subnets)
+        for other in rest:
+            parent[find(other)] = find(first)
+    by_root: dict[str, list[tuple[NodeView, set[str]]]] = {}
+    for node, subnets in declared:
+        by_root.setdefault(find(next(iter(subnets))), []).append((node, subnets))
+    return list(by_root.values())
 
 
 @hookimpl

@@ -42,6 +42,7 @@ MATCH = Rule(
 class NvccTorchMatchChecker(Checker):
     name = "cuda.nvcc-torch"
     rules = (MATCH,)
+    reads_workload = False
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         for node in ctx.nodes:

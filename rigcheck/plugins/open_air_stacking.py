@@ -37,6 +37,7 @@ STACKING = Rule(
 class OpenAirStackingChecker(Checker):
     name = "platform.open-air-stacking"
     rules = (STACKING,)
+    reads_workload = False
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         section = ctx.facts("platform")["open_air_stacking"]

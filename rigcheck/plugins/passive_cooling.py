@@ -35,6 +35,7 @@ PASSIVE = Rule(
 class PassiveCoolingChecker(Checker):
     name = "platform.passive-cooling"
     rules = (PASSIVE,)
+    reads_workload = False
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         section = ctx.facts("platform")["passive_cooling"]

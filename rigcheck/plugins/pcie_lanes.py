@@ -36,6 +36,7 @@ LANES = Rule(
 class PcieLanesChecker(Checker):
     name = "interconnect.pcie-lanes"
     rules = (LANES,)
+    reads_workload = False
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         facts = ctx.facts("interconnect")

@@ -57,6 +57,7 @@ BRIDGE = Rule(
 class PeerToPeerChecker(Checker):
     name = "interconnect.peer-to-peer"
     rules = (NO_P2P, BRIDGE)
+    reads_workload = False
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         for node in ctx.nodes:

@@ -34,6 +34,7 @@ REDUNDANCY = Rule(
 class PsuRedundancyChecker(Checker):
     name = "power.psu-redundancy"
     rules = (REDUNDANCY,)
+    reads_workload = False
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         facts = ctx.facts("power")

@@ -43,6 +43,7 @@ PSU_LOAD = Rule(
 class PsuSustainedChecker(Checker):
     name = "power.psu-sustained"
     rules = (PSU_LOAD,)
+    reads_workload = False
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         facts = ctx.facts("power")

@@ -43,6 +43,7 @@ TRANSIENTS = Rule(
 class PsuTransientChecker(Checker):
     name = "power.psu-transients"
     rules = (TRANSIENTS,)
+    reads_workload = False
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         facts = ctx.facts("power")

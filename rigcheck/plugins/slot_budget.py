@@ -35,6 +35,7 @@ SLOTS = Rule(
 class SlotBudgetChecker(Checker):
     name = "platform.slot-budget"
     rules = (SLOTS,)
+    reads_workload = False
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         for node in ctx.nodes:

@@ -40,6 +40,7 @@ SYSTEM_RAM = Rule(
 class SystemRamChecker(Checker):
     name = "platform.system-ram"
     rules = (SYSTEM_RAM,)
+    reads_workload = False
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         limits = ctx.facts("platform")["system_ram"]

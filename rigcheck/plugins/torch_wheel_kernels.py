@@ -48,6 +48,7 @@ KERNELS = Rule(
 class TorchWheelKernelsChecker(Checker):
     name = "cuda.torch-wheel"
     rules = (KERNELS,)
+    reads_workload = False
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         tables = cuda_tables()

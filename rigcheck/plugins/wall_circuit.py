@@ -43,6 +43,7 @@ CIRCUIT = Rule(
 class WallCircuitChecker(Checker):
     name = "power.wall-circuit"
     rules = (CIRCUIT,)
+    reads_workload = False
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         facts = ctx.facts("power")

@@ -44,6 +44,13 @@ class SoftwareStack:
 
 
 def software_stack(node: NodeView) -> SoftwareStack | None:
+    """The node's stack, worked out once per node group (five CUDA checkers ask for it)."""
+    if "_software_stack" not in node.__dict__:
+        node.__dict__["_software_stack"] = _software_stack(node)
+    return node.__dict__["_software_stack"]
+
+
+def _software_stack(node: NodeView) -> SoftwareStack | None:
     software = node.spec.software
     if software is None:
         return None

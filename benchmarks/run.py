@@ -1,0 +1,220 @@
+"""rigcheck's speed against the tools people already run, on this machine, in this run.
+
+    python benchmarks/run.py [--runs 5] [--quick] [--json FILE]
+
+Every figure is the median wall time of ``--runs`` runs of a separate process (so start-up counts,
+as it does in pre-commit and CI), with the peak resident memory of that process. Comparisons:
+
+- cold start: ``python -c pass``; ``rigcheck --version``; ``rigcheck check`` on one rig + workload
+  pair; ``yamllint`` and ``check-jsonschema`` (with rigcheck's own schemas) on the same two files;
+- throughput: ``rigcheck lint`` on a generated repository of 1,000 rigs and 1,000 workloads (each
+  workload paired with a rig), against a process that only parses the same files with PyYAML's C
+  loader (the floor of any YAML linter in Python);
+- scale: ``rigcheck check`` on one rig with 1 / 10 / 100 / 1,000 / 4,096 nodes listed one by one, 8
+  GPUs each (32,768 GPUs at the top), against the C-loader parse of the same file.
+
+yamllint and check-jsonschema are compared only when installed (``pip install yamllint
+check-jsonschema``). Targets (issue 9): check within 2x of check-jsonschema on the same two files;
+lint of 2,000 files within 3x of the parse floor; 32,768 GPUs under 2 s, growing linearly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from generate import cluster_text, write_repo  # noqa: E402
+
+PAIR = (REPO / "specs" / "rigs" / "home-2x3090.yaml", REPO / "specs" / "workloads" / "qwen-1.8b-lora.yaml")
+FLOOR = (
+    "import sys, yaml\n"
+    "for path in sys.argv[1:]:\n"
+    "    with open(path, encoding='utf-8') as handle:\n"
+    "        yaml.load(handle, Loader=yaml.CSafeLoader)\n"
+)
+
+
+@dataclass
+class Timing:
+    label: str
+    seconds: float
+    peak_mib: float
+    note: str = ""
+
+
+def run(command: list[str], runs: int, cwd: Path | None = None) -> tuple[float, float]:
+    """Median wall seconds and the largest peak RSS (MiB) of ``runs`` runs of ``command``."""
+    times, peaks = [], []
+    for _ in range(runs):
+        started = time.perf_counter()
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd)
+        _, status, usage = os.wait4(process.pid, 0)
+        times.append(time.perf_counter() - started)
+        peaks.append(usage.ru_maxrss / 1024 if sys.platform != "darwin" else usage.ru_maxrss / 2**20)
+        process.returncode = os.waitstatus_to_exitcode(status)
+    return statistics.median(times), max(peaks)
+
+
+def tool(name: str) -> str | None:
+    beside = Path(sys.executable).parent / name
+    return str(beside) if beside.exists() else shutil.which(name)
+
+
+def benchmark(runs: int, quick: bool) -> list[Timing]:
+    rigcheck = [sys.executable, "-m", "rigcheck"]
+    python = sys.executable
+    results: list[Timing] = []
+
+    def add(label: str, command: list[str], note: str = "", cwd: Path | None = None) -> Timing:
+        seconds, peak = run(command, runs, cwd)
+        timing = Timing(label, seconds, peak, note)
+        results.append(timing)
+        print(f"  {label:<52} {seconds:7.3f} s {peak:7.0f} MiB {note}", file=sys.stderr)
+        return timing
+
+    print("cold start", file=sys.stderr)
+    add("python -c pass", [python, "-c", "pass"])
+    add("rigcheck --version", [*rigcheck, "--version"])
+    add("rigcheck check RIG WORKLOAD", [*rigcheck, "check", str(PAIR[0]), str(PAIR[1])])
+    add("PyYAML C loader, the 2 files", [python, "-c", FLOOR, *map(str, PAIR)])
+    yamllint = tool("yamllint")
+    if yamllint:
+        add("yamllint, the 2 files", [yamllint, *map(str, PAIR)])
+    schema_tool = tool("check-jsonschema")
+    if schema_tool:
+        rig_schema, workload_schema = (
+            REPO / "schemas" / "rig.schema.json",
+            REPO / "schemas" / "workload.schema.json",
+        )
+        add("check-jsonschema, rig", [schema_tool, "--schemafile", str(rig_schema), str(PAIR[0])])
+        add("check-jsonschema, workload", [schema_tool, "--schemafile", str(workload_schema), str(PAIR[1])])
+
+    with tempfile.TemporaryDirectory(prefix="rigcheck-bench-") as folder:
+        root = Path(folder)
+        count = 200 if quick else 1000
+        files = write_repo(root / "repo", count)
+        print(f"throughput ({2 * count} files)", file=sys.stderr)
+        add(f"PyYAML C loader, {2 * count} files (floor)", [python, "-c", FLOOR, *map(str, files)])
+        add(
+            f"rigcheck lint, {2 * count} files",
+            [*rigcheck, "lint", "--format", "json", "-o", os.devnull],
+            cwd=root / "repo",
+        )
+        if yamllint:
+            add(f"yamllint, {2 * count} files", [yamllint, "-d", "relaxed", str(root / "repo")])
+        print("hostile input (each must end in a one-line error, quickly)", file=sys.stderr)
+        for label, path in hostile_files(root).items():
+            add(f"rigcheck check, {label}", [*rigcheck, "check", str(path)])
+        print("scale (nodes listed one by one, 8 GPUs each)", file=sys.stderr)
+        for nodes in (1, 10, 100, 1000) if quick else (1, 10, 100, 1000, 4096):
+            path = root / f"cluster-{nodes}.yaml"
+            path.write_text(cluster_text(nodes), encoding="utf-8")
+            add(f"scale: C loader, {nodes} nodes", [python, "-c", FLOOR, str(path)])
+            add(
+                f"scale: rigcheck check, {nodes} nodes ({8 * nodes:,} GPUs)",
+                [*rigcheck, "check", str(path), "-o", os.devnull],
+            )
+    return results
+
+
+def hostile_files(root: Path) -> dict[str, Path]:
+    """A billion-laughs alias bomb, a 100 MB file, a binary file and a Latin-1 file."""
+    levels = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for index in range(1, 9):
+        prev, here = chr(ord("a") + index - 1), chr(ord("a") + index)
+        levels.append(f"{here}: &{here} [" + ",".join([f"*{prev}"] * 9) + "]")
+    files = {
+        "alias bomb": ("apiVersion: rigcheck/v1\nkind: Rig\nname: x\n" + "\n".join(levels) + "\n").encode(),
+        "binary file": bytes(range(256)) * 64,
+        "Latin-1 file": "apiVersion: rigcheck/v1\nkind: Rig\nname: café\n".encode("latin-1"),
+    }
+    paths = {}
+    for label, data in files.items():
+        paths[label] = root / f"{label.replace(' ', '-')}.yaml"
+        paths[label].write_bytes(data)
+    big = root / "100mb.yaml"
+    with open(big, "wb") as handle:  # in chunks: a 100 MB string here would inflate every child's peak memory
+        handle.write(b"apiVersion: rigcheck/v1\nkind: Rig\nname: x\ncomment: '")
+        for _ in range(100):
+            handle.write(b"x" * 2**20)
+        handle.write(b"'\n")
+    paths["100 MB file"] = big
+    return paths
+
+
+def table(results: list[Timing]) -> str:
+    by = {timing.label: timing for timing in results}
+    lines = ["| measurement | median | peak memory |", "|---|---:|---:|"]
+    lines += [f"| {t.label} | {t.seconds:.3f} s | {t.peak_mib:.0f} MiB |" for t in results]
+    lines += ["", "| target | measured | ratio | met |", "|---|---|---:|---|"]
+    check = by.get("rigcheck check RIG WORKLOAD")
+    rig_schema, workload_schema = by.get("check-jsonschema, rig"), by.get("check-jsonschema, workload")
+    if check and rig_schema and workload_schema:
+        both = rig_schema.seconds + workload_schema.seconds
+        ratio = check.seconds / both
+        lines.append(
+            f"| check <= 2x check-jsonschema on the 2 files ({both:.3f} s) | {check.seconds:.3f} s | "
+            f"{ratio:.2f}x | {'yes' if ratio <= 2 else 'no'} |"
+        )
+    lint = next((t for t in results if t.label.startswith("rigcheck lint")), None)
+    floor = next((t for t in results if t.label.startswith("PyYAML C loader,") and "floor" in t.label), None)
+    if lint and floor:
+        ratio = lint.seconds / floor.seconds
+        lines.append(
+            f"| lint <= 3x the C-loader floor ({floor.seconds:.3f} s) | {lint.seconds:.3f} s | {ratio:.1f}x | "
+            f"{'yes' if ratio <= 3 else 'no'} |"
+        )
+    scale = [
+        (int(t.label.split(", ")[1].split()[0]), t)
+        for t in results
+        if t.label.startswith("scale: rigcheck check, ")
+    ]
+    if scale:
+        top_nodes, top = max(scale)
+        lines.append(
+            f"| {8 * top_nodes:,} GPUs < 2 s | {top.seconds:.3f} s | | {'yes' if top.seconds < 2 else 'no'} |"
+        )
+        base = dict(scale).get(1)
+        if base and len(scale) > 2:
+            growth = ", ".join(
+                f"{n}: {(t.seconds - base.seconds) / max(n - 1, 1) * 1000:.2f} ms/node"
+                for n, t in sorted(scale)
+                if n > 1
+            )
+            lines.append(f"| time grows linearly (per extra node) | {growth} | | |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5, help="runs per measurement (median)")
+    parser.add_argument("--quick", action="store_true", help="400 files and up to 1,000 nodes")
+    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    args = parser.parse_args()
+    machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
+    print(f"rigcheck benchmarks: {machine}", file=sys.stderr)
+    results = benchmark(args.runs, args.quick)
+    print(f"\n{time.strftime('%Y-%m-%d')}, {machine}, median of {args.runs} runs\n")
+    print(table(results))
+    if args.json:
+        Path(args.json).write_text(
+            json.dumps([t.__dict__ for t in results], indent=2) + "\n", encoding="utf-8"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
