@@ -141,8 +141,10 @@ def lint(paths: Sequence[str], pipeline: Pipeline) -> Report:
     loader = _Loader(documents, pipeline, findings)
     rigs = [doc for doc in list(documents.values()) if doc.kind == "Rig"]
     runs = [_Run(rig, None) for rig in rigs]
+    seen_pairs: set[tuple[int, int]] = set()
     for rig, workload in loader.pairs():
-        if not any(run.rig is rig and run.workload is workload for run in runs):
+        if (id(rig), id(workload)) not in seen_pairs:
+            seen_pairs.add((id(rig), id(workload)))
             runs.append(_Run(rig, workload))
     paired = {id(run.workload) for run in runs if run.workload is not None}
     for doc in list(documents.values()):
