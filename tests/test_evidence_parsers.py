@@ -800,12 +800,137 @@ def _torch_version(ev: Evidence) -> None:
     assert ev.problems == []
 
 
+# --- one H200 machine: benchmarks/device/proof.sh, 2026-11-29 (a Firecracker VM, GPU passed through) ----------
+
+
+@expect("nvidia-smi-xml/1x-h200-drv580.xml", "nvidia-smi-xml")
+def _h200_xml(ev: Evidence) -> None:
+    assert (ev.driver_version, ev.cuda_version, ev.gpu_count) == ("580.159.04", "13.0", 1)
+    assert ev.extra["dtd_version"] == "v13"
+    _h200_gpu(ev)
+    assert ev.gpus[0].power_draw_w == approx(77.82)  # average_power_draw
+
+
+@expect("nvidia-smi-text/1x-h200-drv580-q.txt", "nvidia-smi-query")
+def _h200_q(ev: Evidence) -> None:
+    assert (ev.driver_version, ev.cuda_version, ev.gpu_count) == ("580.159.04", "13.0", 1)
+    _h200_gpu(ev)
+    assert ev.gpus[0].power_draw_w == approx(77.79)  # Average Power Draw
+
+
+def _h200_gpu(ev: Evidence) -> None:
+    """The facts -q and -q -x agree on; ``Host Max : N/A`` in a VM must not become a number."""
+    (gpu,) = ev.gpus
+    assert (gpu.name, gpu.architecture, gpu.bus_id) == ("NVIDIA H200", "Hopper", "00000000:00:06.0")
+    assert (gpu.uuid, gpu.vbios, gpu.pci_device_id) == (
+        "GPU-a22860b9-8fea-b394-6528-acc3679cfa9f",
+        "96.00.A5.00.1A",
+        "233510DE",
+    )
+    assert gpu.memory_total_mib == 143771
+    assert (gpu.ecc_current, gpu.ecc_pending, gpu.ecc_uncorrectable_volatile) == (True, True, 0)
+    pcie = (gpu.pcie_gen_current, gpu.pcie_gen_max, gpu.pcie_gen_device_max, gpu.pcie_gen_host_max)
+    assert pcie == (5, 5, 5, None)
+    assert (gpu.pcie_width_current, gpu.pcie_width_max, gpu.pcie_replay_counter) == (16, 16, 0)
+    assert (gpu.power_limit_w, gpu.power_default_w, gpu.power_max_w) == (700, 700, 700)
+    assert (gpu.persistence_mode, gpu.mig_enabled) == (True, False)
+    assert ev.problems == []
+
+
+@expect("nvidia-smi-text/1x-h200-drv580-default-table.txt", "nvidia-smi-table")
+def _h200_table(ev: Evidence) -> None:
+    _table(ev, "580.159.04", "13.0", 1, "NVIDIA H200", 143771, 700)
+    (gpu,) = ev.gpus
+    assert (gpu.bus_id, gpu.power_draw_w, gpu.persistence_mode, gpu.mig_enabled) == (
+        "00000000:00:06.0",
+        77,
+        True,
+        False,
+    )
+
+
+@expect("nvidia-smi-csv/1x-h200-query-gpu.csv", "nvidia-smi-csv")
+def _h200_csv(ev: Evidence) -> None:
+    (gpu,) = ev.gpus
+    assert (gpu.index, gpu.name, gpu.bus_id, ev.driver_version) == (
+        0,
+        "NVIDIA H200",
+        "00000000:00:06.0",
+        "580.159.04",
+    )
+    assert (gpu.memory_total_mib, gpu.power_limit_w, gpu.ecc_current) == (143771, 700, True)
+    assert (gpu.pcie_gen_current, gpu.pcie_gen_max, gpu.pcie_width_current, gpu.pcie_width_max) == (
+        5,
+        5,
+        16,
+        16,
+    )
+    assert ev.extra["values"]["0"] == {
+        "driver_version": "580.159.04",
+        "temperature.gpu": "29",
+        "clocks.max.sm": "1980 MHz",
+    }  # columns with no GpuEvidence field, per GPU, keyed by the index column (else bus id, else UUID)
+
+
+@expect("topo/1x-h200-m-ansi-escapes.txt", "nvidia-smi-topo")
+def _h200_topo(ev: Evidence) -> None:
+    """The header is underlined with ESC[4m ... ESC[0m even in a file; one GPU: only X in the matrix."""
+    topo = ev.topology
+    assert topo is not None and topo.kind == "connection"  # by the legend: a one-GPU matrix has only X
+    assert (topo.devices, topo.matrix) == (["GPU0"], {"GPU0": {"GPU0": "X"}})
+    assert (topo.cpu_affinity, topo.numa) == ({"GPU0": "0-15"}, {"GPU0": "0"})
+    assert ev.problems == []
+
+
+@expect("topo/1x-h200-p2p-r-ansi-escapes.txt", "nvidia-smi-topo")
+def _h200_topo_p2p(ev: Evidence) -> None:
+    topo = ev.topology
+    assert topo is not None and topo.kind == "p2p"
+    assert (topo.devices, topo.matrix) == (["GPU0"], {"GPU0": {"GPU0": "X"}})
+    assert ev.problems == []
+
+
+@expect("nvcc/cuda-13.0.88-h200.txt", "nvcc")
+def _nvcc_13_h200(ev: Evidence) -> None:
+    assert ev.toolkit_version == "13.0.88"
+    assert ev.extra["build"] == "cuda_13.0.r13.0/compiler.36424714_0"
+
+
+@expect("torch/1x-h200-collect-env.txt", "torch-collect-env")
+def _torch_h200(ev: Evidence) -> None:
+    torch = ev.torch
+    assert torch is not None
+    assert (torch.version, torch.cuda, torch.cuda_available) == ("2.11.0+cu130", "13.0", True)
+    assert (torch.cuda_runtime, torch.driver_version, torch.gpus) == (
+        "13.0.88",
+        "580.159.04",
+        ["NVIDIA H200"],
+    )
+    assert (ev.driver_version, ev.os) == ("580.159.04", "Ubuntu 24.04.3 LTS (x86_64)")
+
+
+def test_terminal_escapes_are_removed_before_detection() -> None:
+    raw = (DATA / "topo/1x-h200-m-ansi-escapes.txt").read_text(encoding="utf-8")
+    assert "\x1b[4mGPU0" in raw  # the file is as nvidia-smi wrote it
+    assert parse_text(raw, "topo.txt").tool == "nvidia-smi-topo"
+    coloured = "\x1b[1;32m" + (DATA / "nvcc/cuda-13.0.88-h200.txt").read_text(encoding="utf-8") + "\x1b[0m"
+    assert parse_text(coloured, "nvcc.txt").toolkit_version == "13.0.88"
+
+
+def test_an_empty_file_says_which_tools_print_nothing() -> None:
+    """nvidia-smi nvlink -s on the H200 (no NVLink) printed nothing at all."""
+    empty = Path(__file__).parent / "data" / "device" / "h200" / "nvlink-s.txt"
+    evidence = load_evidence([empty])[0]
+    assert empty.stat().st_size == 0 and evidence.tool == "unknown"
+    assert has_problem(evidence, "it is empty", "nvlink -s")
+
+
 # --- every file on disk --------------------------------------------------------------------------------------
 
 
 def test_data_folder_is_complete() -> None:
     assert (DATA / "SOURCES.md").is_file()
-    assert len(FILES) == 50
+    assert len(FILES) == 58
     assert sorted(EXPECTED) == sorted(set(EXPECTED) & set(FILES)), (
         "expectations for files that are not on disk"
     )

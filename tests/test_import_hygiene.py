@@ -21,14 +21,16 @@ SCRIPT = """
 import json, sys
 from rigcheck.cli import main
 code = main(sys.argv[1:])
-print(json.dumps(sorted(sys.modules)))
+print(json.dumps({"exit_code": code, "modules": sorted(sys.modules)}))
 """
 
 
 def imported(*args: str) -> set[str]:
     """The modules loaded by ``rigcheck ARGS`` (sys.modules at exit), run under -X importtime, whose
     timing lines show where the time went when this test fails."""
-    env = {**os.environ, "PYTHONPATH": str(REPO), "RIGCHECK_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    # the checkout first, then whatever the environment already had (where the dependencies may be)
+    path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": path, "RIGCHECK_DISABLE_PLUGIN_AUTOLOAD": "1"}
     env.pop("GITHUB_ACTIONS", None)
     result = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", SCRIPT, *args],
@@ -39,7 +41,9 @@ def imported(*args: str) -> set[str]:
         timeout=120,
     )
     assert "import time:" in result.stderr, result.stderr[-2000:]
-    modules = set(json.loads(result.stdout.strip().splitlines()[-1]))
+    outcome = json.loads(result.stdout.strip().splitlines()[-1])
+    assert outcome["exit_code"] in (0, 1), result.stderr[-2000:]  # the command ran; 2 would be a usage error
+    modules = set(outcome["modules"])
     assert "rigcheck.cli" in modules
     return modules
 

@@ -97,8 +97,9 @@ def test_merge_rejects_non_probe_input(tmp_path, run_cli) -> None:  # type: igno
     assert result.exit_code == 2 and "bad.yaml" in result.err
 
 
-def test_measure_on_cpu_writes_evidence_that_check_reads(tmp_path, run_cli) -> None:  # type: ignore[no-untyped-def]
-    pytest.importorskip("torch", reason="measure needs torch: pip install torch==2.13.0 (CI does)")
+def test_measure_on_cpu_writes_evidence_that_check_reads(tmp_path, run_cli, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    torch = pytest.importorskip("torch", reason="measure needs torch: pip install torch==2.13.0 (CI does)")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # the CPU path, also on a GPU machine
     out = tmp_path / "measure.json"
     result = run_cli("measure", "-o", str(out), "--size-mib", "8", "--iterations", "2")
     assert result.exit_code == 0, result.err

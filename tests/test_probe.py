@@ -570,6 +570,108 @@ def test_cmd_probe_to_stdout_and_a_bad_name(tmp_path: Path, capsys: pytest.Captu
         cmd_probe(args, nvml_module=fake, host_root=tmp_path, env={})
 
 
+# -- 5. one H200 in a VM, as the real probe read it ------------------------------------------------------
+#
+# tests/data/device/h200/probe.yaml is what `rigcheck probe` wrote on a lent H200 machine (a Firecracker VM,
+# benchmarks/device/proof.sh, 2026-11-29). The fake below gives the same readings; the probe must write the
+# same node, except where that run showed the probe wrong: the VM's virtio disks (rotational=1 by default)
+# came out as HDDs, a 0.3 GB seed disk was listed, and the image's NCCL_VERSION label was copied as a setting.
+
+REAL_H200_PROBE = REPO / "tests" / "data" / "device" / "h200" / "probe.yaml"
+
+
+def h200_vm_root(root: Path) -> Path:
+    _write(root, "proc/cpuinfo", _cpuinfo("Intel(R) Xeon(R) Processor", "GenuineIntel", 1, 16, 1))
+    _write(root, "proc/meminfo", "MemTotal:       132015720 kB\n")  # 125.9 GiB
+    _write(root, "proc/sys/kernel/hostname", "vm\n")
+    _write(root, "proc/sys/kernel/osrelease", "6.18.44-fc-v657-gpu\n")
+    _write(root, "etc/os-release", 'ID=ubuntu\nVERSION_ID="24.04"\n')
+    _block(root, "vda", 536914063, rotational=1)  # 274.9 GB
+    _block(root, "vdb", 585938, rotational=1)  # 300 MB
+    _netdev(root, "eth0", speed=None)  # virtio-net: no speed
+    return root
+
+
+def h200_from_the_real_probe() -> dict[str, Any]:
+    real = yaml.safe_load(REAL_H200_PROBE.read_text(encoding="utf-8"))["probe"]["gpus"][0]
+    return {
+        "name": real["name"],
+        "uuid": real["uuid"],
+        "serial": real["serial"],
+        "vbios": real["vbios"],
+        "bus_id": real["bus_id"],
+        "pci_device_id": 0x233510DE,
+        "memory_mib": real["memory_mib"],
+        "memory_used_mib": 0,
+        "compute_capability": (9, 0),
+        "ecc": (1, 1),
+        "power_limit_w": real["power_limit_w"],
+        "power_default_w": real["power_default_w"],
+        "power_min_w": real["power_min_w"],
+        "power_max_w": real["power_max_w"],
+        "pcie_gen": real["pcie_gen_current"],
+        "pcie_gen_max": real["pcie_gen_max"],
+        "pcie_gen_device_max": real["pcie_gen_device_max"],
+        "pcie_width": real["pcie_width_current"],
+        "pcie_width_max": real["pcie_width_max"],
+        "replay_counter": 0,
+    }
+
+
+def probe_h200_vm(tmp_path: Path) -> dict[str, Any]:
+    fake = make_fake_pynvml(
+        gpus=[h200_from_the_real_probe()],
+        driver="580.159.04",
+        cuda_driver=13000,
+        nvml_version="13.580.159.04",
+    )
+    env = {"NCCL_VERSION": "2.28.3-1", "HOME": "/root"}
+    return probe(
+        nvml_module=fake, torch_module=None, host_root=h200_vm_root(tmp_path / "vm"), env=env, now=NOW
+    )
+
+
+def test_h200_vm_matches_the_real_probe_where_it_was_right(tmp_path: Path) -> None:
+    spec = probe_h200_vm(tmp_path)
+    real = yaml.safe_load(REAL_H200_PROBE.read_text(encoding="utf-8"))
+    ours, theirs = dict(spec["nodes"][0]), dict(real["nodes"][0])
+    for node in (ours, theirs):
+        node.pop("storage")
+        node["software"] = {k: v for k, v in node["software"].items() if k not in ("torch", "nccl", "env")}
+    assert ours == theirs
+    assert real["nodes"][0]["storage"] == [
+        {"name": "vda", "kind": "hdd", "capacity_gb": 274.9},  # what the run wrote: wrong
+        {"name": "vdb", "kind": "hdd", "capacity_gb": 0.3},
+    ]
+    # the same machine probed again after the fix (probe-after-fixes.yaml) wrote what the fake writes
+    fixed = yaml.safe_load((REAL_H200_PROBE.parent / "probe-after-fixes.yaml").read_text(encoding="utf-8"))
+    assert fixed["nodes"][0]["storage"] == spec["nodes"][0]["storage"]
+    assert "disk vdb (318 MB) left out: too small for data or checkpoints" in fixed["probe"]["notes"]
+    assert "env" not in fixed["nodes"][0]["software"]  # NCCL_VERSION no longer copied
+
+
+def test_h200_vm_disks_are_cloud_volumes_without_speeds(tmp_path: Path) -> None:
+    spec = probe_h200_vm(tmp_path)
+    node = validated(spec).nodes[0]
+    assert [(s.name, s.kind, s.capacity_gb, s.read_mb_s, s.random_read_iops) for s in node.storage] == [
+        ("vda", "cloud-volume", 274.9, None, None)
+    ]
+    notes = spec["probe"]["notes"]
+    assert any(note.startswith("vda: virtual disk(s) of a VM, written as cloud-volume") for note in notes)
+    assert "disk vdb (300 MB) left out: too small for data or checkpoints" in notes
+    assert node.software.env is None or "NCCL_VERSION" not in node.software.env
+
+
+def test_h200_vm_checks_without_a_false_storage_failure(tmp_path: Path) -> None:
+    """On the real run, gpt-125m-pretrain failed STO002 against the 'HDD' (80 IOPS): a verdict on a
+    disk rigcheck knew nothing about. Now the data disk's speed is unknown, so STO002 is not checked."""
+    workload = (REPO / "specs" / "workloads" / "gpt-125m-pretrain.yaml").read_text(encoding="utf-8")
+    result = run(write_probe(probe_h200_vm(tmp_path), io.StringIO()), workload)
+    assert result.one("STO002").severity.value == "skip"
+    result.one("MEM001", "pass")
+    assert "fail" not in {finding.severity.value for finding in result.findings}
+
+
 # -- torch ------------------------------------------------------------------------------------------------
 
 

@@ -5,12 +5,17 @@ this raise: an unrecognised, empty, binary or oversized file, or a parser that f
 ``Evidence`` whose ``problems`` say so. Only a file that cannot be opened at all (missing, a
 directory, unreadable) raises :class:`~rigcheck.core.errors.UsageError`, because that is a mistake
 on the command line rather than in the evidence.
+
+Before any parser sees the text, Windows line ends become ``\n`` and terminal escape sequences
+(ECMA-48 CSI, such as ``ESC[4m``) are removed: ``nvidia-smi topo -m`` underlines its header line
+even when its output goes to a file (seen with driver 580.159.04).
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+import re
 from collections.abc import Iterable, Sequence
 from functools import cache
 from pathlib import Path
@@ -23,6 +28,7 @@ from rigcheck.evidence.model import Evidence
 from rigcheck.evidence.parsers import BUILTIN_PARSERS
 
 MAX_BYTES = 20 * 1024 * 1024
+_TERMINAL_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")  # ECMA-48 control sequences (CSI)
 ParserRef = Any  # a parser object, or a "module:ATTR" string naming one
 
 
@@ -71,6 +77,8 @@ def _as_evidence(result: Any, parser: Any, path: str) -> Evidence:
 def parse_text(text: str, path: str, parsers: Sequence[ParserRef] | None = None) -> Evidence:
     """Parse ``text`` (the content of ``path``) with the first parser that recognises it."""
     text = text.replace("\r\n", "\n")
+    if "\x1b" in text:
+        text = _TERMINAL_ESCAPES.sub("", text)
     notes: list[str] = []
     for reference in BUILTIN_PARSERS if parsers is None else parsers:
         try:
@@ -104,7 +112,7 @@ def parse_text(text: str, path: str, parsers: Sequence[ParserRef] | None = None)
 
 def _why(text: str) -> str:
     if not text.strip():
-        return "it is empty"
+        return "it is empty (some tools print nothing: `nvidia-smi nvlink -s` on a GPU without NVLink)"
     if "\x00" in text or text.count("\ufffd") > max(8, len(text) // 100):
         return "it looks binary, not the text output of a tool"
     first = next(line.strip() for line in text.splitlines() if line.strip())

@@ -9,7 +9,10 @@ container or a VM sees less, and says less. Sources (man 5 proc, Documentation/A
 * ``/proc/meminfo``: ``MemTotal`` in KiB (what the kernel manages, a little under the installed RAM).
 * ``/sys/block/<dev>/size`` in 512-byte sectors and ``queue/rotational``; ``nvme*`` is NVMe, a rotating
   disk is an HDD, anything else a SATA/SAS SSD. Virtual devices (loop, ram, zram, dm-, md, sr, nbd) are
-  skipped: they are views of other devices, or not storage.
+  skipped: they are views of other devices, or not storage. So are disks under 1 GB (a VM's seed or
+  config disk holds no data set). A VM's virtio (``vd*``) and Xen (``xvd*``) disks are written as
+  ``cloud-volume`` with no speeds: their ``rotational`` flag is the driver's default (virtio-blk
+  reports 1 unless the hypervisor says otherwise; seen on an H200 VM, kernel 6.18), not the medium.
 * ``/sys/class/net/<if>/speed`` in Mb/s for interfaces that are up and backed by a device (``device``
   link); lo, docker*, veth*, bridges and other virtual interfaces are skipped, and so are IPoIB
   interfaces (type 32) and the netdevs of RoCE ports, which come from ``/sys/class/infiniband``.
@@ -32,6 +35,10 @@ from typing import Any
 
 #: Block devices that are not drives of their own.
 SKIPPED_BLOCK_PREFIXES = ("loop", "ram", "zram", "dm-", "md", "sr", "fd", "nbd")
+#: Disks a hypervisor presents (virtio-blk, Xen blkfront): kind and speed are the host's, not visible.
+VIRTUAL_DISK_PREFIXES = ("vd", "xvd")
+#: Smaller disks are left out (seed, config and swap disks of VMs).
+MIN_STORAGE_GB = 1.0
 #: Network interfaces that are never physical links.
 SKIPPED_NET_PREFIXES = (
     "lo",
@@ -49,6 +56,9 @@ SKIPPED_NET_PREFIXES = (
 #: Environment variables the probe copies into ``software.env``.
 ENV_PREFIXES = ("NCCL_",)
 ENV_NAMES = ("CUDA_VISIBLE_DEVICES",)
+#: ``NCCL_*`` names that are not NCCL settings: NVIDIA's CUDA container images label themselves with
+#: ``NCCL_VERSION`` (2.28.3-1 on a machine whose torch loaded NCCL 2.28.9), which NCCL never reads.
+ENV_NOT_NCCL_SETTINGS = ("NCCL_VERSION",)
 
 _ARPHRD_INFINIBAND = "32"
 _IB_RATES = ("sdr", "ddr", "qdr", "fdr", "edr", "hdr", "ndr", "xdr")
@@ -99,7 +109,7 @@ def read_host(
     facts.os, facts.distro, facts.kernel = read_os(base, live=live)
     facts.cpu = read_cpu(base, cpu_count or (os.cpu_count if live else None))
     facts.memory_gib = read_memory_gib(base)
-    facts.storage = read_storage(base)
+    facts.storage = read_storage(base, facts.notes)
     links, notes = read_network(base)
     facts.network = links
     facts.notes.extend(notes)
@@ -230,9 +240,12 @@ def _pcie_interface(device: Path) -> str | None:
     return None
 
 
-def read_storage(root: Path) -> list[dict[str, Any]]:
-    """Block devices as ``storage:`` entries, identical drives grouped (``count``)."""
+def read_storage(root: Path, notes: list[str] | None = None) -> list[dict[str, Any]]:
+    """Block devices as ``storage:`` entries, identical drives grouped (``count``); what was left out
+    or could not be told apart goes to ``notes``."""
+    notes = notes if notes is not None else []
     groups: dict[tuple[str, float, str | None], list[str]] = {}
+    virtual: list[str] = []
     for device in _entries(root / "sys/block"):
         name = device.name
         if name.startswith(SKIPPED_BLOCK_PREFIXES):
@@ -240,15 +253,29 @@ def read_storage(root: Path) -> list[dict[str, Any]]:
         sectors = _int(_read(device / "size"))
         if not sectors:
             continue
+        capacity_gb = round(sectors * 512 / 1e9, 1)
+        if sectors * 512 < MIN_STORAGE_GB * 1e9:
+            notes.append(
+                f"disk {name} ({sectors * 512 / 1e6:,.0f} MB) left out: too small for data or checkpoints"
+            )
+            continue
         if name.startswith("nvme"):
             kind = "nvme"
+        elif name.startswith(VIRTUAL_DISK_PREFIXES):
+            kind = "cloud-volume"
+            virtual.append(name)
         elif _read(device / "queue/rotational") == "1":
             kind = "hdd"
         else:
             kind = "sata-ssd"
         interface = _pcie_interface(device / "device/device") if kind == "nvme" else None
-        capacity_gb = round(sectors * 512 / 1e9, 1)
         groups.setdefault((kind, capacity_gb, interface), []).append(name)
+    if virtual:
+        notes.append(
+            f"{', '.join(virtual)}: virtual disk(s) of a VM, written as cloud-volume without speeds (the "
+            "medium and its speed are the host's): add volume_type, or read_mb_s and random_read_iops, or "
+            "pass fio output with --evidence"
+        )
     out = []
     for (kind, capacity_gb, interface), names in groups.items():
         entry: dict[str, Any] = {"name": ",".join(names), "kind": kind}
@@ -320,9 +347,9 @@ def read_network(root: Path) -> tuple[list[dict[str, Any]], list[str]]:
 
 
 def read_env(env: Mapping[str, str]) -> dict[str, str]:
-    """``NCCL_*`` and ``CUDA_VISIBLE_DEVICES``, sorted by name."""
+    """``NCCL_*`` settings and ``CUDA_VISIBLE_DEVICES``, sorted by name."""
     return {
         name: str(value)
         for name, value in sorted(env.items())
-        if name.startswith(ENV_PREFIXES) or name in ENV_NAMES
+        if (name.startswith(ENV_PREFIXES) and name not in ENV_NOT_NCCL_SETTINGS) or name in ENV_NAMES
     }

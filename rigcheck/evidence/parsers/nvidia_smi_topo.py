@@ -134,7 +134,7 @@ class NvidiaSmiTopoParser:
         if any(column.startswith("NIC") for column in nic_columns) and not legend:
             problems.append("NIC columns but no 'NIC Legend' section mapping them to device names (cut off?)")
         values = {value for row in matrix.values() for value in row.values()}
-        kind = "p2p" if values and values - {"X"} <= _P2P_TOKENS else "connection"
+        kind = _kind(text, values)
         if gpu_numa_id:
             extra["gpu_numa_id"] = gpu_numa_id
         if "Legend:" not in text:
@@ -153,3 +153,13 @@ class NvidiaSmiTopoParser:
 
 
 PARSER = NvidiaSmiTopoParser()
+
+
+def _kind(text: str, values: set[str]) -> str:
+    """``connection`` (topo -m) or ``p2p`` (topo -p2p): by the legend where it says, since a one-GPU
+    matrix holds only ``X``; else by the cells."""
+    if "Connection traversing" in text or "CPU Affinity" in text:
+        return "connection"
+    if "Status Ok" in text:
+        return "p2p"
+    return "p2p" if values and values - {"X"} <= _P2P_TOKENS else "connection"
