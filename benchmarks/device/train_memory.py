@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-import time
 
 import torch
 import torch.nn.functional as F
+from steps import measure_steps  # benchmarks/device/steps.py, beside this script
 from torch import nn
 
 
@@ -97,18 +96,7 @@ def run(micro: int, seq: int, steps: int, device: str, tiny: bool, dropout: floa
         optimizer.zero_grad(set_to_none=True)
         return float(loss.detach())
 
-    for _ in range(3):  # warm-up: kernels chosen, optimizer states allocated
-        loss = step()
-    if cuda:
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
-    started = time.perf_counter()
-    for _ in range(steps):
-        loss = step()
-    if cuda:
-        torch.cuda.synchronize()
-    seconds = (time.perf_counter() - started) / steps
-    gib = 2**30
+    measured = measure_steps(step, steps, cuda)
     result: dict[str, object] = {
         "model": "gpt2-124m (nanoGPT)" if not tiny else "tiny",
         "params": params,
@@ -117,20 +105,8 @@ def run(micro: int, seq: int, steps: int, device: str, tiny: bool, dropout: floa
         "dropout": dropout,
         "precision": "fp32 weights, bf16 autocast",
         "optimizer": "adamw (fused)" if cuda else "adamw",
-        "loss": round(loss, 4),
-        "step_s": round(seconds, 5),
-        "tokens_per_s": round(micro * seq / seconds, 1),
-        "torch": torch.__version__,
     }
-    if cuda:
-        free, total = torch.cuda.mem_get_info()
-        result.update(
-            max_allocated_gib=round(torch.cuda.max_memory_allocated() / gib, 3),
-            max_reserved_gib=round(torch.cuda.max_memory_reserved() / gib, 3),
-            device_used_gib=round((total - free) / gib, 3),
-            gpu=torch.cuda.get_device_name(0),
-        )
-    assert math.isfinite(loss)
+    result.update(measured, tokens_per_s=round(micro * seq / float(measured["step_s"]), 1))
     return result
 
 

@@ -1,0 +1,49 @@
+"""The measuring loop train_memory.py and lora_memory.py share: warm up, reset the peak counters,
+time the steps, read the peaks.
+
+Warm-up steps come first so that the optimizer states exist and kernels are chosen before the
+peak is counted: ``torch.cuda.max_memory_allocated`` and ``max_memory_reserved`` after
+``reset_peak_memory_stats`` (PyTorch, "CUDA semantics: memory management"), and the device's used
+memory from ``torch.cuda.mem_get_info`` (what nvidia-smi shows for this process and the context).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+
+import torch
+
+GIB = 2**30
+
+
+def measure_steps(step: Callable[[], float], steps: int, cuda: bool, warmup: int = 3) -> dict[str, object]:
+    """Run ``step`` (one training step, returning its loss) ``warmup`` times, then ``steps`` timed
+    times; the loss, seconds per step and, on CUDA, the peak memory of the timed steps."""
+    for _ in range(warmup):
+        loss = step()
+    if cuda:
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+    started = time.perf_counter()
+    for _ in range(steps):
+        loss = step()
+    if cuda:
+        torch.cuda.synchronize()
+    seconds = (time.perf_counter() - started) / steps
+    assert math.isfinite(loss), loss
+    result: dict[str, object] = {
+        "loss": round(loss, 4),
+        "step_s": round(seconds, 5),
+        "torch": torch.__version__,
+    }
+    if cuda:
+        free, total = torch.cuda.mem_get_info()
+        result.update(
+            max_allocated_gib=round(torch.cuda.max_memory_allocated() / GIB, 3),
+            max_reserved_gib=round(torch.cuda.max_memory_reserved() / GIB, 3),
+            device_used_gib=round((total - free) / GIB, 3),
+            gpu=torch.cuda.get_device_name(0),
+        )
+    return result
