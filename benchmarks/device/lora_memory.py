@@ -2,9 +2,10 @@
 
     python benchmarks/device/lora_memory.py [--runs 4:1024 8:1024 8:1024:ac] [--steps 10]
 
-The model has Llama 3.2 1B's shape (``specs/models/presets.yaml``: 16 layers, hidden 2048, 32 heads,
-8 KV heads, SwiGLU 8192, vocab 128,256, tied embeddings), built from a ``LlamaConfig`` with random
-weights, so nothing is downloaded. It is trained as the Hugging Face stack trains a LoRA: base
+The model has Llama 3.2 1B's shape, read from the ``llama-3.2-1b`` preset that the estimate uses
+(``specs/models/presets.yaml``: 16 layers, hidden 2048, 32 heads, 8 KV heads, SwiGLU 8192, vocab
+128,256, tied embeddings), built from a ``LlamaConfig`` with random weights, so nothing is
+downloaded. It is trained as the Hugging Face stack trains a LoRA: base
 weights in bf16 (``torch_dtype=bfloat16``), PEFT LoRA rank 16, alpha 32, dropout 0.05 on every
 linear of every block (PEFT keeps the adapters in fp32), SDPA attention, bf16 autocast (what
 ``Trainer(bf16=True)`` does), fused AdamW over the adapters, the model's own loss (transformers
@@ -22,20 +23,8 @@ import argparse
 import json
 
 import torch
-from steps import measure_steps  # benchmarks/device/steps.py, beside this script
+from steps import measure_steps, preset  # benchmarks/device/steps.py, beside this script
 
-LLAMA_32_1B = dict(
-    num_hidden_layers=16,
-    hidden_size=2048,
-    num_attention_heads=32,
-    num_key_value_heads=8,
-    intermediate_size=8192,
-    vocab_size=128256,
-    tie_word_embeddings=True,
-    max_position_embeddings=131072,
-    rms_norm_eps=1e-5,
-    rope_theta=500000.0,
-)
 TINY = dict(
     num_hidden_layers=2,
     hidden_size=64,
@@ -49,12 +38,27 @@ TINY = dict(
 TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 
 
+def _llama_32_1b() -> dict[str, object]:
+    """LlamaConfig fields from the llama-3.2-1b preset (rope and norm settings do not change memory)."""
+    shape = preset("llama-3.2-1b")
+    return dict(
+        num_hidden_layers=shape["layers"],
+        hidden_size=shape["hidden"],
+        num_attention_heads=shape["heads"],
+        num_key_value_heads=shape["kv_heads"],
+        intermediate_size=shape["ffn"],
+        vocab_size=shape["vocab"],
+        tie_word_embeddings=shape["tied_embeddings"],
+        max_position_embeddings=shape["max_position"],
+    )
+
+
 def run(micro: int, seq: int, checkpointing: bool, steps: int, device: str, tiny: bool) -> dict[str, object]:
     from peft import LoraConfig, get_peft_model
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
-    config = LlamaConfig(**(TINY if tiny else LLAMA_32_1B))
+    config = LlamaConfig(**(TINY if tiny else _llama_32_1b()))
     config._attn_implementation = "sdpa"
     with torch.device(device):
         model = LlamaForCausalLM(config).to(torch.bfloat16)

@@ -12,10 +12,20 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import torch
+import yaml
 
 GIB = 2**30
+PRESETS = Path(__file__).resolve().parents[2] / "specs" / "models" / "presets.yaml"
+
+
+def preset(model_id: str) -> dict[str, Any]:
+    """A model's shape from specs/models/presets.yaml: the same numbers rigcheck estimates with."""
+    models = yaml.safe_load(PRESETS.read_text(encoding="utf-8"))["models"]
+    return next(model for model in models if model["id"] == model_id)
 
 
 def measure_steps(step: Callable[[], float], steps: int, cuda: bool, warmup: int = 3) -> dict[str, object]:

@@ -21,7 +21,7 @@ import json
 
 import torch
 import torch.nn.functional as F
-from steps import measure_steps  # benchmarks/device/steps.py, beside this script
+from steps import measure_steps, preset  # benchmarks/device/steps.py, beside this script
 from torch import nn
 
 
@@ -73,12 +73,15 @@ class GPT(nn.Module):
         return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
 
 
-def run(micro: int, seq: int, steps: int, device: str, tiny: bool, dropout: float) -> dict[str, object]:
-    shape = (
-        dict(layers=2, heads=2, d=64, vocab=1000, block=seq)
-        if tiny
-        else dict(layers=12, heads=12, d=768, vocab=50257, block=seq)
+def _gpt2_124m(seq: int) -> dict[str, int]:
+    shape = preset("gpt2-124m")
+    return dict(
+        layers=shape["layers"], heads=shape["heads"], d=shape["hidden"], vocab=shape["vocab"], block=seq
     )
+
+
+def run(micro: int, seq: int, steps: int, device: str, tiny: bool, dropout: float) -> dict[str, object]:
+    shape = dict(layers=2, heads=2, d=64, vocab=1000, block=seq) if tiny else _gpt2_124m(seq)
     torch.manual_seed(0)
     model = GPT(**shape, dropout=dropout).to(device)
     params = sum(p.numel() for p in model.parameters())

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from rigcheck.core.checker import Checker
 from rigcheck.core.context import CheckContext
 from rigcheck.core.cuda_compat import capability, cuda_tables, parse_version
-from rigcheck.core.estimation.software import software_stack
+from rigcheck.core.estimation.software import cuda_gpus, software_stack
 from rigcheck.core.findings import Finding, Severity
 from rigcheck.core.hookspecs import hookimpl
 from rigcheck.core.rules import Rule, RuleDocs
@@ -49,9 +49,7 @@ class CudaArchSupportChecker(Checker):
         tables = cuda_tables()
         for node in ctx.nodes:
             stack = software_stack(node)
-            for gpu in node.gpus:
-                if gpu.facts.vendor != "nvidia" or not gpu.facts.compute_capability:
-                    continue
+            for gpu in cuda_gpus(node):
                 subject = f"{ctx.rig.name} / {node.label}"
                 if stack is None or not stack.runtimes:
                     yield ARCH.skipped(

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from rigcheck.core.checker import Checker
 from rigcheck.core.context import CheckContext
 from rigcheck.core.cuda_compat import capability, cuda_tables, ptx_runs_on, sass_runs_on
-from rigcheck.core.estimation.software import software_stack
+from rigcheck.core.estimation.software import cuda_gpus, software_stack
 from rigcheck.core.findings import Finding, Severity
 from rigcheck.core.hookspecs import hookimpl
 from rigcheck.core.rules import Rule, RuleDocs
@@ -54,7 +54,7 @@ class TorchWheelKernelsChecker(Checker):
         tables = cuda_tables()
         for node in ctx.nodes:
             stack = software_stack(node)
-            gpus = [gpu for gpu in node.gpus if gpu.facts.vendor == "nvidia" and gpu.facts.compute_capability]
+            gpus = cuda_gpus(node)
             if not gpus:
                 continue
             subject = f"{ctx.rig.name} / {node.label}"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rigcheck.core.context import NodeView
+from rigcheck.core.context import GpuView, NodeView
 from rigcheck.core.cuda_compat import CudaVersion, TorchBuild, Version, parse_version
 
 
@@ -41,6 +41,11 @@ class SoftwareStack:
     @property
     def column(self) -> str:
         return "windows" if self.windows_driver else "linux"
+
+
+def cuda_gpus(node: NodeView) -> list[GpuView]:
+    """The node's NVIDIA GPUs with a known compute capability: the ones NVIDIA's CUDA tables cover."""
+    return [gpu for gpu in node.gpus if gpu.facts.vendor == "nvidia" and gpu.facts.compute_capability]
 
 
 def software_stack(node: NodeView) -> SoftwareStack | None:

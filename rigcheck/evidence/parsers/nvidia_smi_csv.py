@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from rigcheck.evidence.model import Evidence, GpuEvidence
+from rigcheck.evidence.parsers.values import flag, integer, number
 
 _FIELD = re.compile(r"^[a-z_][a-z0-9_.]*(?:\s*\[[^\]]+\])?$")
 _KNOWN = re.compile(
@@ -23,7 +24,6 @@ _KNOWN = re.compile(
     r"clocks_event_reasons|clocks_throttle_reasons|retired_pages|remapped_rows|display_mode)[a-z0-9_.]*)$"
 )
 _BUS = re.compile(r"^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]$")
-_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
 
 # field -> (GpuEvidence attribute, kind)
 _MAP: dict[str, tuple[str, str]] = {
@@ -85,12 +85,8 @@ def _convert(value: str, kind: str) -> Any:
     if kind == "hex":
         return value.upper().removeprefix("0X")
     if kind == "flag":
-        return {"enabled": True, "disabled": False, "yes": True, "no": False}.get(value.lower())
-    match = _NUMBER.search(value)
-    if match is None:
-        return None
-    number = float(match.group())
-    return int(number) if kind == "int" else number
+        return flag(value)
+    return integer(value) if kind == "int" else number(value)
 
 
 def _field_name(header: str) -> str:
@@ -170,9 +166,9 @@ class NvidiaSmiCsvParser:
             problems.append("no data rows after the header")
         width = len(fields)
         groups: dict[str, list[dict[str, str]]] = {}
-        for number, row in enumerate(data, start=2 if data is not rows else 1):
+        for row_number, row in enumerate(data, start=2 if data is not rows else 1):
             if len(row) != width:
-                problems.append(f"row {number} has {len(row)} cells, the header has {width}")
+                problems.append(f"row {row_number} has {len(row)} cells, the header has {width}")
             record = {field: row[i] for i, field in enumerate(fields) if field and i < len(row)}
             key = record.get("index") or record.get("pci.bus_id") or record.get("uuid")
             if key is None:
@@ -204,7 +200,7 @@ class NvidiaSmiCsvParser:
                     samples = [record.get(field, "").strip() for record in records]
                     if len(set(samples)) > 1:
                         numbers = [_convert(sample, "float") for sample in samples]
-                        numeric = all(number is not None for number in numbers) and field != "timestamp"
+                        numeric = all(value is not None for value in numbers) and field != "timestamp"
                         series.setdefault(key, {})[field] = numbers if numeric else samples
         extra: dict[str, Any] = {"fields": [field for field in fields if field]}
         if values:

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rigcheck.evidence.model import Evidence, GpuEvidence
+from rigcheck.evidence.parsers.values import flag, integer, number
 
 _SENTINELS = {"", "n/a", "[n/a]", "none", "unknown", "not supported", "[not supported]"}
-_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
 _GPU_HEADER = re.compile(r"^GPU\s+([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
 
 
@@ -73,29 +73,6 @@ def _tree(text: str) -> _Node:
     return root
 
 
-def _number(value: str | None) -> float | None:
-    if value is None:
-        return None
-    match = _NUMBER.search(value)
-    return float(match.group()) if match else None
-
-
-def _int(value: str | None) -> int | None:
-    number = _number(value)
-    return int(number) if number is not None else None
-
-
-def _flag(value: str | None) -> bool | None:
-    if value is None:
-        return None
-    lowered = value.lower()
-    if lowered in ("enabled", "yes", "on", "true"):
-        return True
-    if lowered in ("disabled", "no", "off", "false"):
-        return False
-    return None
-
-
 def _uncorrectable(gpu: _Node) -> int | None:
     volatile = gpu.get("ECC Errors", "Volatile")
     if volatile is None:
@@ -103,11 +80,11 @@ def _uncorrectable(gpu: _Node) -> int | None:
     total: int | None = None
     for child in volatile.children:
         if "uncorrectable" in child.key.lower() and not child.children:
-            value = _int(child.value if (child.value or "").lower() not in _SENTINELS else None)
+            value = integer(child.value if (child.value or "").lower() not in _SENTINELS else None)
             if value is not None:
                 total = (total or 0) + value
     if total is None:
-        total = _int(volatile.value_at("Double Bit", "Total"))
+        total = integer(volatile.value_at("Double Bit", "Total"))
     return total
 
 
@@ -115,7 +92,7 @@ def _gpu(index: int, node: _Node, bus_id: str, problems: list[str]) -> GpuEviden
     link = ("PCI", "GPU Link Info")
     power = node.get("GPU Power Readings") or node.get("Power Readings")
     label = f"GPU {index} ({bus_id})"
-    memory = _number(node.value_at("FB Memory Usage", "Total"))
+    memory = number(node.value_at("FB Memory Usage", "Total"))
     if memory is None:
         problems.append(f"{label} has no 'FB Memory Usage > Total' line")
     if power is None:
@@ -136,26 +113,26 @@ def _gpu(index: int, node: _Node, bus_id: str, problems: list[str]) -> GpuEviden
         vbios=node.value_at("VBIOS Version"),
         architecture=node.value_at("Product Architecture"),
         memory_total_mib=memory,
-        ecc_current=_flag(node.value_at("ECC Mode", "Current")),
-        ecc_pending=_flag(node.value_at("ECC Mode", "Pending")),
+        ecc_current=flag(node.value_at("ECC Mode", "Current")),
+        ecc_pending=flag(node.value_at("ECC Mode", "Pending")),
         ecc_uncorrectable_volatile=_uncorrectable(node),
-        remapped_rows_pending=_flag(node.value_at("Remapped Rows", "Pending")),
-        remapped_rows_failure=_flag(node.value_at("Remapped Rows", "Remapping Failure Occurred")),
-        power_limit_w=_number(
+        remapped_rows_pending=flag(node.value_at("Remapped Rows", "Pending")),
+        remapped_rows_failure=flag(node.value_at("Remapped Rows", "Remapping Failure Occurred")),
+        power_limit_w=number(
             power.first(("Enforced Power Limit",), ("Current Power Limit",), ("Power Limit",))
         ),
-        power_default_w=_number(power.value_at("Default Power Limit")),
-        power_max_w=_number(power.value_at("Max Power Limit")),
-        power_draw_w=_number(power.first(("Power Draw",), ("Average Power Draw",), ("Instant Power Draw",))),
-        pcie_gen_current=_int(node.value_at(*link, "PCIe Generation", "Current")),
-        pcie_gen_max=_int(node.value_at(*link, "PCIe Generation", "Max")),
-        pcie_gen_device_max=_int(node.value_at(*link, "PCIe Generation", "Device Max")),
-        pcie_gen_host_max=_int(node.value_at(*link, "PCIe Generation", "Host Max")),
-        pcie_width_current=_int(node.value_at(*link, "Link Width", "Current")),
-        pcie_width_max=_int(node.value_at(*link, "Link Width", "Max")),
-        pcie_replay_counter=_int(node.value_at("PCI", "Replays Since Reset")),
-        mig_enabled=_flag(node.value_at("MIG Mode", "Current")),
-        persistence_mode=_flag(node.value_at("Persistence Mode")),
+        power_default_w=number(power.value_at("Default Power Limit")),
+        power_max_w=number(power.value_at("Max Power Limit")),
+        power_draw_w=number(power.first(("Power Draw",), ("Average Power Draw",), ("Instant Power Draw",))),
+        pcie_gen_current=integer(node.value_at(*link, "PCIe Generation", "Current")),
+        pcie_gen_max=integer(node.value_at(*link, "PCIe Generation", "Max")),
+        pcie_gen_device_max=integer(node.value_at(*link, "PCIe Generation", "Device Max")),
+        pcie_gen_host_max=integer(node.value_at(*link, "PCIe Generation", "Host Max")),
+        pcie_width_current=integer(node.value_at(*link, "Link Width", "Current")),
+        pcie_width_max=integer(node.value_at(*link, "Link Width", "Max")),
+        pcie_replay_counter=integer(node.value_at("PCI", "Replays Since Reset")),
+        mig_enabled=flag(node.value_at("MIG Mode", "Current")),
+        persistence_mode=flag(node.value_at("Persistence Mode")),
         driver_model=node.value_at("Driver Model", "Current"),
     )
 
@@ -178,7 +155,7 @@ class NvidiaSmiQueryParser:
             match = _GPU_HEADER.match(child.key)
             if match and child.value is None:
                 gpu_nodes.append((match.group(1), child))
-        attached = _int(root.value_at("Attached GPUs"))
+        attached = integer(root.value_at("Attached GPUs"))
         if attached is None:
             problems.append("no 'Attached GPUs' line")
         elif attached != len(gpu_nodes):

@@ -14,13 +14,13 @@ import re
 from typing import Any
 
 from rigcheck.evidence.model import Evidence, GpuEvidence
+from rigcheck.evidence.parsers.values import number
 
 _HEADER = re.compile(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+CUDA Version:\s*(\S+))?")
 _ROW1 = re.compile(r"^\s*(\d+)\s+(.*?)\s+(On|Off|N/A)\s*$")
 _BUS = re.compile(r"^\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s+(\S+)\s*$")
 _ROW2 = re.compile(r"^\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*/\s*(\S+)\s*$")
 _MEMORY = re.compile(r"(\d+)\s*MiB\s*/\s*(\d+)\s*MiB")
-_NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 
 def _cells(line: str) -> list[str]:
@@ -28,13 +28,6 @@ def _cells(line: str) -> list[str]:
     if not body.startswith("|"):
         return []
     return body.strip("|").split("|")
-
-
-def _number(value: str | None) -> float | None:
-    if value is None:
-        return None
-    match = _NUMBER.search(value)
-    return float(match.group()) if match else None
 
 
 def _processes(lines: list[str]) -> dict[int, list[dict[str, Any]]]:
@@ -55,7 +48,7 @@ def _processes(lines: list[str]) -> dict[int, list[dict[str, Any]]]:
                         "pid": int(middle[position - 1]),
                         "type": middle[position],
                         "name": " ".join(middle[position + 1 :]) or None,
-                        "used_memory_mib": _number(tokens[-1]),
+                        "used_memory_mib": number(tokens[-1]),
                     }
                 )
                 break
@@ -142,8 +135,8 @@ class NvidiaSmiTableParser:
                         problems.append(
                             f"GPU {index}: the fan column reads ERR! (nvidia-smi could not read it)"
                         )
-                    gpu["power_draw_w"] = _number(usage) if "ERR" not in usage else None
-                    gpu["power_limit_w"] = _number(cap) if "ERR" not in cap else None
+                    gpu["power_draw_w"] = number(usage) if "ERR" not in usage else None
+                    gpu["power_limit_w"] = number(cap) if "ERR" not in cap else None
                 memory = _MEMORY.search(block[1][1])
                 if memory is None:
                     problems.append(f"GPU {index}: no 'used / total MiB' in {block[1][1].strip()!r}")

@@ -14,9 +14,9 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from rigcheck.evidence.model import Evidence, GpuEvidence
+from rigcheck.evidence.parsers.values import flag, integer, number
 
 _SENTINELS = {"", "n/a", "[n/a]", "none", "not active", "unknown", "not supported", "[not supported]"}
-_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
 
 
 def _text(elem: ET.Element | None, path: str | None = None) -> str | None:
@@ -32,30 +32,6 @@ def _text(elem: ET.Element | None, path: str | None = None) -> str | None:
     if value == "Requested functionality has been deprecated":
         return None
     return value
-
-
-def _number(value: str | None) -> float | None:
-    if value is None:
-        return None
-    match = _NUMBER.search(value)
-    return float(match.group()) if match else None
-
-
-def _int(value: str | None) -> int | None:
-    number = _number(value)
-    return int(number) if number is not None else None
-
-
-def _flag(value: str | None) -> bool | None:
-    """Enabled/Disabled, Yes/No, On/Off -> True/False; anything else (N/A) -> None."""
-    if value is None:
-        return None
-    lowered = value.lower()
-    if lowered in ("enabled", "yes", "on", "true", "active"):
-        return True
-    if lowered in ("disabled", "no", "off", "false"):
-        return False
-    return None
 
 
 def _first(elem: ET.Element | None, *paths: str) -> str | None:
@@ -75,11 +51,11 @@ def _uncorrectable(gpu: ET.Element) -> int | None:
     total: int | None = None
     for child in volatile:
         if "uncorrectable" in child.tag and len(child) == 0:
-            value = _int(_text(child))
+            value = integer(_text(child))
             if value is not None:
                 total = (total or 0) + value
     if total is None:
-        total = _int(_text(volatile, "double_bit/total"))
+        total = integer(_text(volatile, "double_bit/total"))
     return total
 
 
@@ -88,11 +64,11 @@ def _mig_devices(gpu: ET.Element) -> list[dict[str, Any]]:
     for mig in gpu.findall("mig_devices/mig_device"):
         devices.append(
             {
-                "index": _int(_text(mig, "index")),
-                "gpu_instance_id": _int(_text(mig, "gpu_instance_id")),
-                "compute_instance_id": _int(_text(mig, "compute_instance_id")),
-                "multiprocessor_count": _int(_text(mig, "device_attributes/shared/multiprocessor_count")),
-                "memory_total_mib": _number(_text(mig, "fb_memory_usage/total")),
+                "index": integer(_text(mig, "index")),
+                "gpu_instance_id": integer(_text(mig, "gpu_instance_id")),
+                "compute_instance_id": integer(_text(mig, "compute_instance_id")),
+                "multiprocessor_count": integer(_text(mig, "device_attributes/shared/multiprocessor_count")),
+                "memory_total_mib": number(_text(mig, "fb_memory_usage/total")),
             }
         )
     return devices
@@ -104,10 +80,10 @@ def _processes(gpu: ET.Element) -> list[dict[str, Any]] | None:
         return None
     return [
         {
-            "pid": _int(_text(info, "pid")),
+            "pid": integer(_text(info, "pid")),
             "type": _text(info, "type"),
             "name": _text(info, "process_name"),
-            "used_memory_mib": _number(_text(info, "used_memory")),
+            "used_memory_mib": number(_text(info, "used_memory")),
         }
         for info in infos
     ]
@@ -119,7 +95,7 @@ def _gpu(index: int, gpu: ET.Element, problems: list[str]) -> GpuEvidence:
     if power is None:
         power = gpu.find("power_readings")
     label = f"GPU {index} ({gpu.get('id') or 'no bus id'})"
-    memory = _number(_text(gpu, "fb_memory_usage/total"))
+    memory = number(_text(gpu, "fb_memory_usage/total"))
     if memory is None:
         problems.append(f"{label} has no fb_memory_usage/total")
     if power is None:
@@ -139,24 +115,24 @@ def _gpu(index: int, gpu: ET.Element, problems: list[str]) -> GpuEvidence:
         vbios=_text(gpu, "vbios_version"),
         architecture=_text(gpu, "product_architecture"),
         memory_total_mib=memory,
-        ecc_current=_flag(_text(gpu, "ecc_mode/current_ecc")),
-        ecc_pending=_flag(_text(gpu, "ecc_mode/pending_ecc")),
+        ecc_current=flag(_text(gpu, "ecc_mode/current_ecc")),
+        ecc_pending=flag(_text(gpu, "ecc_mode/pending_ecc")),
         ecc_uncorrectable_volatile=_uncorrectable(gpu),
-        remapped_rows_pending=_flag(_text(gpu, "remapped_rows/remapped_row_pending")),
-        remapped_rows_failure=_flag(_text(gpu, "remapped_rows/remapped_row_failure")),
-        power_limit_w=_number(_first(power, "enforced_power_limit", "current_power_limit", "power_limit")),
-        power_default_w=_number(_text(power, "default_power_limit")),
-        power_max_w=_number(_text(power, "max_power_limit")),
-        power_draw_w=_number(_first(power, "power_draw", "average_power_draw", "instant_power_draw")),
-        pcie_gen_current=_int(_text(link, "pcie_gen/current_link_gen")),
-        pcie_gen_max=_int(_text(link, "pcie_gen/max_link_gen")),
-        pcie_gen_device_max=_int(_text(link, "pcie_gen/max_device_link_gen")),
-        pcie_gen_host_max=_int(_text(link, "pcie_gen/max_host_link_gen")),
-        pcie_width_current=_int(_text(link, "link_widths/current_link_width")),
-        pcie_width_max=_int(_text(link, "link_widths/max_link_width")),
-        pcie_replay_counter=_int(_text(gpu, "pci/replay_counter")),
-        mig_enabled=_flag(_text(gpu, "mig_mode/current_mig")),
-        persistence_mode=_flag(_text(gpu, "persistence_mode")),
+        remapped_rows_pending=flag(_text(gpu, "remapped_rows/remapped_row_pending")),
+        remapped_rows_failure=flag(_text(gpu, "remapped_rows/remapped_row_failure")),
+        power_limit_w=number(_first(power, "enforced_power_limit", "current_power_limit", "power_limit")),
+        power_default_w=number(_text(power, "default_power_limit")),
+        power_max_w=number(_text(power, "max_power_limit")),
+        power_draw_w=number(_first(power, "power_draw", "average_power_draw", "instant_power_draw")),
+        pcie_gen_current=integer(_text(link, "pcie_gen/current_link_gen")),
+        pcie_gen_max=integer(_text(link, "pcie_gen/max_link_gen")),
+        pcie_gen_device_max=integer(_text(link, "pcie_gen/max_device_link_gen")),
+        pcie_gen_host_max=integer(_text(link, "pcie_gen/max_host_link_gen")),
+        pcie_width_current=integer(_text(link, "link_widths/current_link_width")),
+        pcie_width_max=integer(_text(link, "link_widths/max_link_width")),
+        pcie_replay_counter=integer(_text(gpu, "pci/replay_counter")),
+        mig_enabled=flag(_text(gpu, "mig_mode/current_mig")),
+        persistence_mode=flag(_text(gpu, "persistence_mode")),
         driver_model=_text(gpu, "driver_model/current_dm"),
         processes=_processes(gpu),
     )
@@ -202,7 +178,7 @@ class NvidiaSmiXmlParser:
         if root is None or root.tag != "nvidia_smi_log":
             problems.append("no <nvidia_smi_log> root element")
             return Evidence(source=path, tool=self.name, problems=problems, extra=extra)
-        attached = _int(_text(root, "attached_gpus"))
+        attached = integer(_text(root, "attached_gpus"))
         gpu_elements = root.findall("gpu")
         if attached is None:
             problems.append("no attached_gpus element")
