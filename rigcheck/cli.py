@@ -100,6 +100,12 @@ def build_parser() -> argparse.ArgumentParser:
     estimate.add_argument("workload", metavar="WORKLOAD", help="workload spec file or shipped name")
     estimate.add_argument("--rig", metavar="RIG", help="rig spec file or shipped name to fit the workload on")
     estimate.add_argument("-f", "--format", choices=("text", "json"), default="text")
+    estimate.add_argument(
+        "--trace",
+        action="store_true",
+        help="also run one real step of the model code on fake tensors and show its traced peak beside the "
+        "estimate (extra trace: torch, transformers, peft)",
+    )
     estimate.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
     _add_plugin_options(estimate)
     estimate.set_defaults(handler=_cmd_estimate)
@@ -583,12 +589,36 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
     ctx = None
     if rig_doc is not None:
         ctx = CheckContext(rig_doc, workload_doc, build_catalog(_load_registry(args)))
-    result = estimate_report.build(workload_doc, ctx)
+    traced = _trace_for(workload_doc, ctx, args) if getattr(args, "trace", False) else None
+    result = estimate_report.build(workload_doc, ctx, trace=traced)
     text = (
         json.dumps(result, indent=2) + "\n" if args.format == "json" else estimate_report.render_text(result)
     )
     _emit(text, args.output)
     return EXIT_OK
+
+
+def _trace_for(workload_doc: Any, ctx: Any, args: argparse.Namespace) -> Any:
+    """Trace the workload (rigcheck.trace), with progress on standard error."""
+    from rigcheck.core import estimate_report
+    from rigcheck.trace import trace_memory
+
+    inputs = estimate_report.inputs_for(workload_doc, ctx)
+    interactive = sys.stderr.isatty()
+    started = time.monotonic()
+
+    def progress(message: str) -> None:
+        line = f"rigcheck: tracing ({time.monotonic() - started:4.0f} s) {message}"
+        if interactive:
+            print(f"\r{line:<78.78}", end="", file=sys.stderr, flush=True)
+        elif "block" not in message:  # a log gets the phases, a terminal every block
+            print(line, file=sys.stderr)
+
+    try:
+        return trace_memory(inputs, progress=progress)
+    finally:
+        if interactive:
+            print("\r" + " " * 78 + "\r", end="", file=sys.stderr, flush=True)
 
 
 def _load_both_workload(path: str) -> Any:

@@ -27,12 +27,14 @@ __all__ = [
     "GIB",
     "Alternative",
     "Architecture",
+    "FitVerdict",
     "MemoryEstimate",
     "MemoryInputs",
     "WorkloadEstimate",
     "alternatives",
     "estimate_memory",
     "estimate_workload",
+    "fit_verdict",
     "largest_micro_batch",
     "memory_inputs",
     "required_bytes",
@@ -42,8 +44,21 @@ __all__ = [
 ]
 
 
+def framework_defaults(framework: str | None) -> tuple[dict[str, Any], dict[str, str]]:
+    """The settings a named framework implies (specs/rules/frameworks.yaml) and where each comes from."""
+    if not framework:
+        return {}, {}
+    from rigcheck.core.facts import load_rule_facts
+
+    section = load_rule_facts("frameworks").get(framework)
+    if section is None:
+        return {}, {}
+    return dict(section["defaults"]), dict(section["basis"])
+
+
 def memory_inputs(workload: Any, arch: Architecture, *, gpus_per_node: int = 8) -> MemoryInputs:
-    """The estimator's inputs from a validated Workload model."""
+    """The estimator's inputs from a validated Workload model: what the workload states, else what its
+    framework does by default (said in ``implied``), else rigcheck's defaults (said in ``assumed``)."""
     batch, par, lora, qlora, inference = (
         workload.batch,
         workload.parallelism,
@@ -52,26 +67,64 @@ def memory_inputs(workload: Any, arch: Architecture, *, gpus_per_node: int = 8) 
         workload.inference,
     )
     training = workload.task != "inference"
-    seq_len = (
-        (batch.seq_len if batch and batch.seq_len else None)
-        or (inference.context_len if inference else None)
-        or arch.max_position
-        or 2048
+    stated = workload.model_fields_set
+    defaults, basis = framework_defaults(workload.framework)
+    implied: list[str] = []
+    assumed: list[str] = []
+
+    def pick(name: str, value: Any, is_stated: bool, fallback: Any) -> Any:
+        if is_stated:
+            return value
+        if name in defaults:
+            implied.append(f"{name} {defaults[name]}: framework {workload.framework} ({basis.get(name, 'its default')})")
+            return defaults[name]
+        return fallback
+
+    seq_len = (batch.seq_len if batch and batch.seq_len else None) or (
+        inference.context_len if inference else None
     )
-    optimizer = workload.optimizer or ("adamw" if training else "none")
-    quantization = workload.quantization
+    if seq_len is None:
+        seq_len = arch.max_position or 2048
+        assumed.append(
+            f"{'batch.seq_len' if training else 'inference.context_len'} {seq_len:,} "
+            f"({'the model' + chr(39) + 's maximum length' if arch.max_position else 'rigcheck' + chr(39) + 's default'})"
+        )
+    if training and batch is None:
+        assumed.append("batch.micro 1")
+    optimizer = pick("optimizer", workload.optimizer, workload.optimizer is not None, "adamw" if training else "none")
+    if "activation" in defaults and arch.act_fn != defaults["activation"]:
+        from dataclasses import replace as _replace
+
+        arch = _replace(arch, activation=defaults["activation"])
+        implied.append(f"activation {defaults['activation']}: framework {workload.framework} ({basis.get('activation', '')})")
+    frozen = workload.task in ("lora", "qlora")
+    lora_targets = tuple(lora.targets) if lora and lora.targets else ()
+    if frozen and not lora_targets:
+        lora_targets = tuple(pick("lora_targets", (), False, ()))
+    lora_rank = lora.rank if lora else (int(pick("lora_rank", 8, False, 8)) if frozen else 0)
+    lora_dropout = lora.dropout if lora and lora.dropout is not None else None
+    if lora_dropout is None:
+        lora_dropout = float(pick("lora_dropout", 0.0, False, 0.0)) if frozen else 0.0
     return MemoryInputs(
         arch=arch,
         task=workload.task,
-        precision=workload.precision,
+        precision=pick("precision", workload.precision, "precision" in stated, workload.precision),
         optimizer=optimizer,
-        quantization=quantization,
+        quantization=workload.quantization,
         micro_batch=batch.micro if batch else 1,
         seq_len=seq_len,
         grad_accum=batch.grad_accum if batch else 1,
-        activation_checkpointing=workload.activation_checkpointing,
-        attention=workload.attention or "sdpa",
-        loss=workload.loss,
+        activation_checkpointing=pick(
+            "activation_checkpointing",
+            workload.activation_checkpointing,
+            "activation_checkpointing" in stated,
+            workload.activation_checkpointing,
+        ),
+        activation_offloading=bool(
+            pick("activation_offloading", workload.activation_offloading, workload.activation_offloading is not None, False)
+        ),
+        attention=pick("attention", workload.attention, workload.attention is not None, "sdpa"),
+        loss=pick("loss", workload.loss, "loss" in stated, workload.loss),
         dp=par.dp,
         tp=par.tp,
         pp=par.pp,
@@ -82,13 +135,14 @@ def memory_inputs(workload: Any, arch: Architecture, *, gpus_per_node: int = 8) 
         fsdp=par.fsdp,
         offload=par.offload,
         offload_params=par.offload_params,
-        optimizer_in_backward=workload.optimizer_in_backward,
-        lora_rank=lora.rank
-        if lora
-        else (8 if workload.task in ("lora", "qlora") else 0),  # PEFT LoraConfig r=8
-        lora_targets=tuple(lora.targets) if lora and lora.targets else (),
-        lora_dropout=(lora.dropout or 0.0) if lora else 0.0,
+        optimizer_in_backward=bool(
+            pick("optimizer_in_backward", workload.optimizer_in_backward, "optimizer_in_backward" in stated, False)
+        ),
+        lora_rank=lora_rank,
+        lora_targets=lora_targets,
+        lora_dropout=lora_dropout,
         modules_to_save=tuple(lora.modules_to_save) if lora and lora.modules_to_save else (),
+        lora_base_dtype=lora.base_dtype if lora else None,
         qlora_quant=qlora.quant if qlora else "nf4",
         qlora_double_quant=qlora.double_quant if qlora else True,
         concurrency=inference.concurrency if inference else (batch.micro if batch else 1),
@@ -97,8 +151,21 @@ def memory_inputs(workload: Any, arch: Architecture, *, gpus_per_node: int = 8) 
         kv_cache_dtype=inference.kv_cache_dtype if inference else None,
         engine=inference.engine if inference else None,
         gpu_memory_utilization=inference.gpu_memory_utilization if inference else None,
+        max_num_seqs=inference.max_num_seqs if inference else None,
+        max_num_batched_tokens=inference.max_num_batched_tokens if inference else None,
         gpus_per_node=gpus_per_node,
         framework=workload.framework,
+        optimizer_implementation=pick(
+            "optimizer_implementation",
+            workload.optimizer_implementation,
+            workload.optimizer_implementation is not None,
+            "foreach",
+        ),
+        qlora_backend=pick("qlora_backend", None, False, "bitsandbytes") if workload.task == "qlora" else "bitsandbytes",
+        kbit_upcast=workload.task == "qlora" and bool(qlora and qlora.kbit_training),
+        logits_upcast=bool(pick("logits_upcast", True, False, True)),
+        implied=tuple(implied),
+        assumed=tuple(assumed),
     )
 
 
@@ -195,15 +262,31 @@ def usable_bytes(
     return value * GIB, why
 
 
+def _vllm(estimate: MemoryEstimate) -> bool:
+    return estimate.inputs.engine == "vllm" and not estimate.inputs.training
+
+
 def required_bytes(estimate: MemoryEstimate) -> float:
-    """What must fit in the GPU: the device total; for vLLM the same, since the engine's pool
-    (gpu_memory_utilization of the card) must hold weights, activations and the KV cache."""
+    """What must fit: the device total; for vLLM what its pool must hold (weights, the profile run's
+    activations, its non-torch memory and the KV cache the workload needs)."""
+    if _vllm(estimate):
+        return sum(
+            estimate.gib(name) * GIB for name in ("weights", "activations", "nccl_buffers", "kv_cache")
+        )
     return estimate.device
 
 
+def outside_pool(estimate: MemoryEstimate) -> float:
+    """vLLM: what lives beside its pool (the CUDA context with NCCL's set-up, and the CUDA graphs
+    captured after the KV cache is sized), which must fit in the share of the GPU it leaves free."""
+    if not _vllm(estimate):
+        return 0.0
+    return estimate.gib("cuda_context") * GIB + estimate.gib("cuda_graphs") * GIB
+
+
 def capacity_for(estimate: MemoryEstimate, usable: float, facts: Mapping[str, Any] | None = None) -> float:
-    """What the workload may use: the usable VRAM, or vLLM's share of it."""
-    if estimate.inputs.engine == "vllm" and not estimate.inputs.training:
+    """What the workload may use: the usable VRAM, or vLLM's share of it (gpu_memory_utilization)."""
+    if _vllm(estimate):
         if facts is None:
             from rigcheck.core.facts import load_rule_facts
 
@@ -215,22 +298,89 @@ def capacity_for(estimate: MemoryEstimate, usable: float, facts: Mapping[str, An
     return usable
 
 
-def largest_micro_batch(inputs: MemoryInputs, capacity: float, *, limit: int = 4096) -> int:
-    """The largest micro-batch (training) or concurrency (inference) whose device total fits; 0 if none."""
+@dataclass(frozen=True)
+class FitVerdict:
+    """MEM001's decision for one GPU: ``severity`` is pass | warn | fail; ``low``/``high`` the range of
+    the need from the estimate's measured accuracy (specs/rules/memory.yaml ``uncertainty``)."""
+
+    severity: str
+    need: float  # bytes the workload needs (device basis; vLLM: its pool's contents)
+    capacity: float  # bytes it may use (usable VRAM, or vLLM's share of it)
+    low: float
+    high: float
+    usable: float = 0.0
+    outside: float = 0.0  # vLLM: beside the pool
+    reason: str = ""
+
+    @property
+    def share(self) -> float:
+        if self.outside and self.usable:
+            return max(self.need / self.capacity, (self.capacity + self.outside) / self.usable)
+        return self.need / self.capacity
+
+
+def need_range(estimate: MemoryEstimate, need: float, facts: Mapping[str, Any]) -> tuple[float, float]:
+    """The range the true need lies in, from the estimator's errors on measurements and traces:
+    measured = estimate / (1 + error), the error between its 10th and 90th percentiles."""
+    band = facts["uncertainty"]["training" if estimate.inputs.training else "inference"]
+    return need / (1 + float(band["p90_error"])), need / (1 + float(band["p10_error"]))
+
+
+def fit_verdict(estimate: MemoryEstimate, usable: float, facts: Mapping[str, Any] | None = None) -> FitVerdict:
+    """Fail when even the low end of the need does not fit (or the estimate itself reaches the
+    capacity), warn when the range straddles the capacity, pass when its high end fits. vLLM must also
+    fit its pool plus what lives beside it (context, CUDA graphs) in the whole GPU."""
+    if facts is None:
+        from rigcheck.core.facts import load_rule_facts
+
+        facts = load_rule_facts("memory")
+    capacity = capacity_for(estimate, usable, facts)
+    need = required_bytes(estimate)
+    low, high = need_range(estimate, need, facts)
+    outside = outside_pool(estimate)
+    reasons = []
+    if low > capacity or need >= capacity:
+        severity = "fail"
+        reasons.append("even the low end does not fit" if low > capacity else "the estimate reaches the capacity")
+    elif high > capacity:
+        severity = "warn"
+        reasons.append("the capacity lies within the estimate's range")
+    else:
+        severity = "pass"
+    if outside and capacity + outside > usable:
+        severity = "fail"
+        reasons.append(
+            f"vLLM's share ({capacity / GIB:.1f} GiB) and what it keeps beside it ({outside / GIB:.1f} GiB: context, "
+            f"CUDA graphs) exceed the GPU's {usable / GIB:.1f} GiB"
+        )
+    reason = "; ".join(reasons)
+    return FitVerdict(severity, need, capacity, low, high, usable, outside, reason)
+
+
+def largest_micro_batch(
+    inputs: MemoryInputs,
+    capacity: float,
+    *,
+    limit: int = 4096,
+    fits: Callable[[MemoryEstimate], bool] | None = None,
+) -> int:
+    """The largest micro-batch (training) or concurrency (inference) that fits; 0 if none. ``fits``
+    decides (MEM001 passes it its verdict); by default the need must fit ``capacity``."""
     field_name = "micro_batch" if inputs.training else "concurrency"
+    decide = fits or (lambda estimate: required_bytes(estimate) <= capacity)
 
-    def fits(value: int) -> bool:
-        return estimate_memory(replace(inputs, **{field_name: value})).device <= capacity
+    def ok(value: int) -> bool:
+        return decide(estimate_memory(replace(inputs, **{field_name: value})))
 
-    if not fits(1):
+    if not ok(1):
         return 0
     low, high = 1, 2
-    while high <= limit and fits(high):
+    while high <= limit and ok(high):
         low, high = high, high * 2
     high = min(high, limit + 1)
     while high - low > 1:
         middle = (low + high) // 2
-        if fits(middle):
+        if ok(middle):
             low = middle
         else:
             high = middle

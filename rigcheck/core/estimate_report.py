@@ -16,23 +16,37 @@ from rigcheck.core.estimate import (
 )
 
 
-def build(workload_doc: Any, rig_ctx: Any | None) -> dict[str, Any]:
-    """The estimate as a JSON-ready dict; ``rig_ctx`` is a CheckContext when a rig was given."""
-    workload = workload_doc.model
-    gpu_view = node = None
+def _first_gpu(rig_ctx: Any | None) -> tuple[Any, Any]:
     if rig_ctx is not None:
         for candidate in rig_ctx.nodes:
             if candidate.gpus:
-                node, gpu_view = candidate, candidate.gpus[0]
-                break
+                return candidate, candidate.gpus[0]
+    return None, None
+
+
+def _estimate(workload_doc: Any, rig_ctx: Any | None) -> WorkloadEstimate:
+    node, gpu_view = _first_gpu(rig_ctx)
     arch = rig_ctx.arch if rig_ctx is not None and rig_ctx.arch is not None else None
-    estimate = estimate_workload(
-        workload,
+    return estimate_workload(
+        workload_doc.model,
         gpu=gpu_view.facts if gpu_view else None,
         gpus_per_node=node.gpus_per_node if node else 8,
         arch=arch,
         document=workload_doc,
     )
+
+
+def inputs_for(workload_doc: Any, rig_ctx: Any | None) -> Any:
+    """The estimator inputs ``build`` uses (what ``--trace`` traces)."""
+    return _estimate(workload_doc, rig_ctx).inputs
+
+
+def build(workload_doc: Any, rig_ctx: Any | None, *, trace: Any = None) -> dict[str, Any]:
+    """The estimate as a JSON-ready dict; ``rig_ctx`` is a CheckContext when a rig was given,
+    ``trace`` a :class:`~rigcheck.trace.result.TraceResult` to show beside the estimate."""
+    workload = workload_doc.model
+    node, gpu_view = _first_gpu(rig_ctx)
+    estimate = _estimate(workload_doc, rig_ctx)
     result: dict[str, Any] = {
         "workload": {
             "name": workload.name,
@@ -47,6 +61,16 @@ def build(workload_doc: Any, rig_ctx: Any | None) -> dict[str, Any]:
         "fit": None,
         "speed": None,
     }
+    if trace is not None:
+        from rigcheck.trace.result import side_by_side
+
+        result["trace"] = {
+            **trace.as_dict(),
+            "compared": [
+                {key: round(value, 4) if isinstance(value, float) else value for key, value in row.items()}
+                for row in side_by_side(trace, estimate.memory)
+            ],
+        }
     if gpu_view is not None:
         usable, why = usable_bytes(
             gpu_view.facts, memory_gib=gpu_view.spec.memory_gib, ecc_enabled=gpu_view.spec.ecc
@@ -122,6 +146,8 @@ def render_text(result: dict[str, Any]) -> str:
     lines.append(f"{'device':<24} {memory['device_gib']:>8.2f}  what nvidia-smi shows")
     for note in memory["notes"]:
         lines.append(f"  note: {note}")
+    if result.get("trace"):
+        lines += ["", *_trace_lines(result["trace"])]
     fit = result["fit"]
     if fit:
         rig = result["rig"]
@@ -156,3 +182,17 @@ def render_text(result: dict[str, Any]) -> str:
             f"bound by {decode['binds']}; {decode['formula']}"
         )
     return "\n".join(lines) + "\n"
+
+
+def _trace_lines(trace: dict[str, Any]) -> list[str]:
+    versions = ", ".join(f"{name} {version}" for name, version in trace["versions"].items())
+    rank = f", rank 0 of {trace['world']}" if trace["world"] > 1 else ""
+    lines = [
+        f"traced: one step of the model code on fake tensors ({versions}{rank}), {trace['seconds']:.0f} s",
+        f"{'':<24} {'traced':>8} {'analytic':>9}  GiB",
+    ]
+    for row in trace["compared"]:
+        lines.append(f"{row['category']:<24} {row['traced_gib']:>8.2f} {row['analytic_gib']:>9.2f}")
+    lines.append(f"  peak during the {trace['phase']}; a trace does not see: " + "; ".join(trace["not_seen"]))
+    lines += [f"  note: {note}" for note in trace["notes"]]
+    return lines

@@ -4,18 +4,20 @@ parallelism (research/vram.md; estimator in rigcheck.core.estimate)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
 
 from rigcheck.core.checker import Checker
 from rigcheck.core.context import CheckContext, GpuView, NodeView
 from rigcheck.core.estimate import (
     GIB,
-    alternatives,
-    capacity_for,
     estimate_workload,
+    fit_verdict,
     largest_micro_batch,
-    required_bytes,
+    memory_inputs,
     usable_bytes,
 )
+from rigcheck.core.estimation.fixes import Limits, find_fixes, gpus_needed
 from rigcheck.core.findings import Finding, Severity
 from rigcheck.core.hookspecs import hookimpl
 from rigcheck.core.numbers import fmt
@@ -24,25 +26,29 @@ from rigcheck.core.rules import Rule, RuleDocs
 VRAM_FIT = Rule(
     code="MEM001",
     name="vram-exceeds-gpu-memory",
-    summary="The workload's estimated per-GPU memory exceeds the GPU's usable VRAM (or leaves under 10%)",
+    summary="The workload's estimated per-GPU memory, with its range, does not fit the GPU's usable VRAM",
     severity=Severity.FAIL,
     docs=RuleDocs(
-        what="Estimates the per-GPU memory of the workload, component by component (weights, 16-bit copies, "
-        "gradients, master weights, optimizer states, adapters, activations, logits, KV cache, gathered "
-        "ZeRO-3 layers, QLoRA dequantisation, allocator overhead, CUDA context), and compares the device "
-        "total (what nvidia-smi would show) with the GPU's usable VRAM: fail when it exceeds it, warn above "
-        "90%, pass with the headroom and the largest micro-batch that fits. For vLLM the budget is the "
-        "engine's share of the card (gpu_memory_utilization, 0.9 by default).",
+        what="Estimates the per-GPU memory of the workload, component by component (weights, gradients, "
+        "optimizer states, adapters, saved activations, autocast's weight copies, the loss's logits, gathered "
+        "FSDP/ZeRO-3 units, QLoRA dequantisation, backward and optimizer temporaries, KV cache, the allocator, "
+        "the CUDA context), at the moment of the step where it peaks, with a range from the estimator's measured "
+        "accuracy. Fails when even the low end of the range does not fit the GPU's usable VRAM (or the estimate "
+        "reaches it), warns when the range straddles it, passes when its high end fits. For vLLM the budget is "
+        "the engine's share of the card (gpu_memory_utilization, 0.9 by default), and the CUDA graphs and context "
+        "it keeps beside that share must fit in the rest.",
         why="Out-of-memory errors are the most common way a planned run fails, and the public calculators miss "
         "by 20-50% once sequence length, attention kernel, LoRA or the vocabulary size matter: `accelerate "
         "estimate-memory` counts weights only, DeepSpeed's estimators leave activations out. rigcheck's "
-        "estimate is checked against published measurements (benchmarks/memory_accuracy.py).",
+        "estimate is held to traces of the model code and to published measurements "
+        "(benchmarks/memory_accuracy.py).",
         example="```yaml\nmodel: {preset: llama-3-8b}\ntask: full_finetune\nprecision: bf16\noptimizer: adamw\n"
-        "batch: {micro: 4, seq_len: 4096}   # MEM001 on a 24 GB card: about 18 B/param of states alone\n```",
-        fix="The finding lists the changes that make it fit, each re-estimated, cheapest first: a smaller "
-        "micro-batch with more gradient accumulation (same global batch), chunked loss, flash attention, "
-        "activation checkpointing, an 8-bit optimizer, LoRA/QLoRA, a higher ZeRO stage, CPU offload, or more "
-        "GPUs.",
+        "batch: {micro: 4, seq_len: 4096}   # MEM001 on a 24 GB card: about 16 B/param of states alone\n```",
+        fix="The finding lists changes that make the workload fit, each re-estimated before it is shown: the "
+        "largest micro-batch (or concurrency, or context) that fits, chunked or fused loss, flash attention, "
+        "activation checkpointing or offloading, an 8-bit or fused optimizer, sharding, offload (when the host "
+        "has the memory), LoRA/QLoRA, tensor parallelism that divides the heads; combinations when no single "
+        "change is enough; and, when nothing fits the GPUs the rig has, how many GPUs of this kind it needs.",
         references=(
             "Korthikanti et al., Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198",
             "Rajbhandari et al., ZeRO, arXiv:1910.02054",
@@ -68,10 +74,49 @@ WORLD_SIZE = Rule(
     ),
 )
 
+HOST_MEMORY = Rule(
+    code="MEM003",
+    name="offload-exceeds-host-memory",
+    summary="What the workload offloads to the host (optimizer states, parameters) does not fit the node's RAM",
+    severity=Severity.FAIL,
+    docs=RuleDocs(
+        what="With `parallelism.offload: cpu`, every rank on a node keeps its share of the optimizer states (and, "
+        "with `offload_params`, of the parameters and gradients) in the node's memory. Compares that sum with the "
+        "node's `memory_gib`, less a reserve for the OS and the data loaders.",
+        why="An offloaded run that runs out of host memory is killed by the kernel's OOM killer or swaps until a "
+        "step takes minutes; DeepSpeed's own estimator allots 1.5x the offloaded bytes on the host.",
+        example="```yaml\nparallelism: {dp: 8, zero: 3, offload: cpu, offload_params: true}   # a 70B model\n# on a node "
+        "with 256 GiB: 8 ranks x 70B x 16 B / 8 = 1,120 GB offloaded\n```",
+        fix="Add host memory, shard over more nodes (each node then holds a smaller share), or offload the optimizer "
+        "states only.",
+        references=(
+            "deepspeedai/DeepSpeed deepspeed/runtime/zero/stage3.py estimate_zero3_model_states_mem_needs (CPU side)",
+            "PyTorch FSDP CPUOffload(offload_params=True)",
+        ),
+    ),
+)
+
+ASSUMED = Rule(
+    code="MEM004",
+    name="estimate-assumes-unstated-batch",
+    summary="The memory estimate assumes a batch or sequence length the workload does not state",
+    severity=Severity.WARN,
+    docs=RuleDocs(
+        what="Warns when the workload gives no `batch:` (training) or no context length, so the estimate used "
+        "micro-batch 1 or the model's maximum length; says what was assumed.",
+        why="Activations and the KV cache grow with the tokens per micro-batch: an estimate at the model's 128k "
+        "maximum, or at micro-batch 1, can be far from the run that is planned, and nothing in the report would "
+        "show it.",
+        example="```yaml\nmodel: {preset: llama-3.1-8b}\ntask: lora          # no batch: estimated at 1 x 131,072 "
+        "tokens\n```",
+        fix="Write `batch: {micro: N, seq_len: S}` (training) or `inference: {context_len: S, concurrency: N}`.",
+        references=("docs/specs.md (workload fields)",),
+    ),
+)
 
 class VramFitChecker(Checker):
     name = "memory.vram-fit"
-    rules = (VRAM_FIT, WORLD_SIZE)
+    rules = (VRAM_FIT, WORLD_SIZE, HOST_MEMORY, ASSUMED)
     needs_workload = True
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
@@ -85,7 +130,22 @@ class VramFitChecker(Checker):
                 if key in seen:
                     continue
                 seen.add(key)
-                yield self._fit(ctx, node, gpu)
+                yield from self._fit(ctx, node, gpu)
+        yield from self._assumed(ctx)
+
+    def _assumed(self, ctx: CheckContext) -> Iterator[Finding]:
+        """MEM004: what the estimate assumed because the workload is silent."""
+        inputs = memory_inputs(ctx.workload, ctx.arch) if ctx.arch is not None else None
+        if inputs is None or not inputs.assumed:
+            return
+        training = inputs.training
+        yield ASSUMED.warned(
+            "the memory estimate assumes " + " and ".join(inputs.assumed) + ", which the workload does not state",
+            location=ctx.workload_at("/batch" if training else "/inference"),
+            evidence={"assumed": list(inputs.assumed)},
+            subject=ctx.subject,
+            fix="write batch: {micro: N, seq_len: S}" if training else "write inference: {context_len: S, concurrency: N}",
+        )
 
     def _world_size(self, ctx: CheckContext) -> Finding:
         workload = ctx.workload
@@ -125,15 +185,13 @@ class VramFitChecker(Checker):
             subject=subject,
         )
 
-    def _fit(self, ctx: CheckContext, node: NodeView, gpu: GpuView) -> Finding:
+    def _fit(self, ctx: CheckContext, node: NodeView, gpu: GpuView) -> Iterator[Finding]:
         workload = ctx.workload
         estimate = estimate_workload(workload, gpu=gpu.facts, gpus_per_node=node.gpus_per_node, arch=ctx.arch)
         memory = estimate.memory
+        facts = ctx.facts("memory")
         usable, usable_why = usable_bytes(gpu.facts, memory_gib=gpu.spec.memory_gib, ecc_enabled=gpu.spec.ecc)
-        capacity = capacity_for(memory, usable)
-        need = required_bytes(memory)
-        share = need / capacity
-        warn_above = float(ctx.facts("memory")["fit"]["warn_above_fraction"])
+        verdict = fit_verdict(memory, usable, facts)
         training = estimate.inputs.training
         subject = f"{ctx.subject} on {gpu.facts.name}"
         where = ctx.workload_at("/batch/micro" if training else "/inference/concurrency")
@@ -143,77 +201,137 @@ class VramFitChecker(Checker):
             "gpu": gpu.facts.name,
             "usable_gib": round(usable / GIB, 3),
             "usable_from": usable_why,
-            "budget_gib": round(capacity / GIB, 3),
+            "budget_gib": round(verdict.capacity / GIB, 3),
+            "need_gib": round(verdict.need / GIB, 3),
+            "range_gib": [round(verdict.low / GIB, 3), round(verdict.high / GIB, 3)],
             "device_gib": round(memory.device_gib, 3),
             "allocated_gib": round(memory.allocated_gib, 3),
             "reserved_gib": round(memory.reserved_gib, 3),
-            "share": round(share, 3),
-            "warn_above": warn_above,
+            "share": round(verdict.share, 3),
             "components_gib": breakdown,
             "formulas": {item.name: item.formula for item in memory.components},
             "peak_phase": memory.peak_phase,
+            "phases_gib": {name: round(value / GIB, 3) for name, value in memory.phases.items()},
             "model": estimate.arch.name,
             "params_b": round(estimate.arch.params / 1e9, 3),
             "notes": list(memory.notes),
-            **ctx.facts("memory")["fit"].cite(),
+            **facts["uncertainty"].cite(),
         }
-        top = ", ".join(
-            f"{name} {gib:.1f}" for name, gib in sorted(breakdown.items(), key=lambda kv: -kv[1])[:3]
-        )
+        if verdict.outside:
+            evidence["beside_pool_gib"] = round(verdict.outside / GIB, 3)
+        peak = [item for item in memory.components if item.at_peak and item.category != "runtime"]
+        top = ", ".join(f"{item.name} {item.gib:.1f}" for item in sorted(peak, key=lambda item: -item.bytes)[:3])
+        low, high, need = verdict.low / GIB, verdict.high / GIB, verdict.need / GIB
+        budget = "budget" if verdict.capacity < usable else "usable"
         compared = (
-            f"{fmt(memory.device_gib, 1)} GiB per GPU ({top} GiB) against {fmt(capacity / GIB, 1)} GiB "
-            f"{'budget' if capacity < usable else 'usable'} on the {gpu.facts.name}"
+            f"{fmt(need, 1)} GiB per GPU (range {fmt(low, 1)}-{fmt(high, 1)}; {top} GiB, peak in the "
+            f"{memory.peak_phase}) against {fmt(verdict.capacity / GIB, 1)} GiB {budget} on the {gpu.facts.name}"
         )
-        if share <= warn_above:
-            largest = largest_micro_batch(estimate.inputs, capacity)
+        limits = replace(
+            _limits(ctx, node),
+            usable=usable,
+            outside=verdict.outside,
+            utilization=float(facts["inference"]["vllm_gpu_memory_utilization"]),
+        )
+
+        def fits(candidate: Any) -> bool:
+            return fit_verdict(candidate, usable, facts).severity == "pass"
+
+        if verdict.severity == "pass":
+            largest = largest_micro_batch(estimate.inputs, verdict.capacity, fits=fits)
             evidence["largest_fitting"] = largest
             what = "micro-batch" if training else "concurrency"
-            return VRAM_FIT.passed(
-                f"{compared}: {share:.0%} used, {fmt((capacity - need) / GIB, 1)} GiB free; largest {what} that "
-                f"fits: {largest}",
+            yield VRAM_FIT.passed(
+                f"{compared}: the high end fits, {fmt((verdict.capacity - verdict.high) / GIB, 1)} GiB to spare; "
+                f"largest {what} that fits: {largest}",
                 location=where,
                 related=related,
                 evidence=evidence,
                 subject=subject,
-            )
-        target = capacity * (warn_above if share <= 1 else 1.0)
-        options = alternatives(estimate.inputs, target)
-        fitting = [option for option in options if option.fits]
-        evidence["alternatives"] = [
-            {
-                "change": option.description,
-                "device_gib": round(option.estimate.device_gib, 2),
-                "fits": option.fits,
-            }
-            for option in options
-        ]
-        if fitting:
-            fix = "fits with: " + "; ".join(
-                f"{option.description} -> {option.estimate.device_gib:.1f} GiB" for option in fitting[:3]
             )
         else:
-            fix = (
-                "no single change fits; combine them (e.g. "
-                + ", ".join(option.name for option in options[:3])
-                + ") or use a GPU with more memory"
+            found = find_fixes(estimate.inputs, fits, limits, facts=facts)
+            evidence["fixes"] = [
+                {"change": fix.description, "changes": _plain(fix.changes), "device_gib": round(fix.device_gib, 2)}
+                for fix in found
+            ]
+            if found:
+                fix_text = "fits with: " + "; ".join(
+                    f"{fix.description} -> {fix.device_gib:.1f} GiB" for fix in found
+                )
+            else:
+                needed = None if limits.fixed_gpus else gpus_needed(estimate.inputs, fits)
+                if needed:
+                    count, changes = needed
+                    evidence["gpus_needed"] = {"gpus": count, "changes": _plain(changes)}
+                    fix_text = (
+                        f"no change fits the {limits.gpus} GPU(s) of this rig; it needs {count} GPUs of this kind "
+                        f"({', '.join(f'{key} {value}' for key, value in changes.items())}), or GPUs with more memory"
+                    )
+                else:
+                    fix_text = "no change fits this GPU; choose a GPU with more memory" + (
+                        " (a larger instance type)" if limits.fixed_gpus else ""
+                    )
+            message = f"{compared}: {verdict.reason}" + (
+                f" ({fmt((verdict.need - verdict.capacity) / GIB, 1)} GiB over)" if verdict.need > verdict.capacity else ""
             )
-        if share > 1:
-            return VRAM_FIT.failed(
-                f"{compared}: {fmt((need - capacity) / GIB, 1)} GiB over",
+            finding = VRAM_FIT.failed if verdict.severity == "fail" else VRAM_FIT.warned
+            yield finding(message, location=where, related=related, evidence=evidence, fix=fix_text, subject=subject)
+        yield from self._host(ctx, node, memory, limits, subject)
+
+    def _host(self, ctx: CheckContext, node: NodeView, memory: Any, limits: Any, subject: str) -> Iterator[Finding]:
+        """MEM003: offloaded states against the node's RAM (less the platform's reserve)."""
+        if not memory.host:
+            return
+        ranks = min(memory.inputs.world, node.gpus_per_node)
+        need = memory.host * ranks
+        where = ctx.workload_at("/parallelism/offload")
+        related = [ctx.rig_at(f"{node.pointer}/memory_gib")]
+        evidence = {"host_gib_per_gpu": round(memory.host / GIB, 3), "ranks_on_node": ranks, "need_gib": round(need / GIB, 3)}
+        if node.spec.memory_gib is None:
+            yield HOST_MEMORY.skipped(
+                f"{fmt(need / GIB, 1)} GiB offloaded to the host ({ranks} ranks x {fmt(memory.host / GIB, 1)} GiB); the "
+                f"rig does not give the node's memory_gib",
                 location=where,
                 related=related,
                 evidence=evidence,
-                fix=fix,
                 subject=subject,
+                fix="give the node's memory_gib",
             )
-        return VRAM_FIT.warned(
-            f"{compared}: {share:.0%} used, above {warn_above:.0%}",
-            location=where,
-            related=related,
-            evidence=evidence,
-            fix=fix,
-            subject=subject,
+            return
+        reserve = float(ctx.facts("memory")["host"]["reserve_fraction"])
+        available = float(node.spec.memory_gib) * (1 - reserve) * GIB
+        evidence.update({"memory_gib": float(node.spec.memory_gib), "reserve_fraction": reserve, **ctx.facts("memory")["host"].cite()})
+        text = (
+            f"{fmt(need / GIB, 1)} GiB offloaded ({ranks} ranks x {fmt(memory.host / GIB, 1)} GiB) against "
+            f"{fmt(available / GIB, 1)} GiB of the node's {fmt(float(node.spec.memory_gib), 0)} GiB (less {reserve:.0%} for the OS "
+            f"and data loaders)"
         )
+        if need > available:
+            yield HOST_MEMORY.failed(
+                f"{text}: {fmt((need - available) / GIB, 1)} GiB short",
+                location=where,
+                related=related,
+                evidence=evidence,
+                subject=subject,
+                fix=f"give the node at least {fmt(need / (1 - reserve) / GIB, 0)} GiB, shard over more nodes, or offload "
+                "the optimizer states only",
+            )
+        else:
+            yield HOST_MEMORY.passed(text, location=where, related=related, evidence=evidence, subject=subject)
+
+
+def _limits(ctx: CheckContext, node: NodeView) -> Limits:
+    return Limits(
+        gpus=sum(view.count * view.gpus_per_node for view in ctx.nodes),
+        gpus_per_node=node.gpus_per_node,
+        fixed_gpus=any(view.spec.instance for view in ctx.nodes),
+        host_gib_per_node=float(node.spec.memory_gib) if node.spec.memory_gib is not None else None,
+    )
+
+
+def _plain(changes: dict[str, Any]) -> dict[str, Any]:
+    return {key: list(value) if isinstance(value, tuple) else value for key, value in changes.items()}
 
 
 @hookimpl

@@ -115,10 +115,13 @@ class Architecture:
     dropout: bool = False
     experts: int = 1
     top_k: int = 1
+    shared_experts: int = 0  # always-active experts of width ffn (Qwen-MoE, DeepSeek-MoE)
+    activation: str = ""  # silu | gelu | gelu_tanh | gelu_new (a Python formula) | relu; "" = from mlp
     decoder_layers: int = 0  # encoder-decoder: layers with cross-attention
     published_params: float | None = None
     embed_dim: int = 0  # embedding width when it differs from hidden (OPT-350m: 512, with projections)
     head: str = "lm"  # lm | classification
+    model_type: str = ""  # the Hugging Face model_type when it matters (gemma, qwen2, mistral, ...)
     source: str = ""
     notes: tuple[str, ...] = field(default=())
 
@@ -135,6 +138,16 @@ class Architecture:
     @property
     def gated(self) -> bool:
         return self.mlp in ("swiglu", "geglu")
+
+    @property
+    def act_fn(self) -> str:
+        """The activation function's implementation: transformers' GPT-2 and Phi run ``gelu_new``, a
+        Python formula of several ops; the others one op (SiLU, GELU, tanh-GELU, ReLU)."""
+        if self.activation:
+            return self.activation
+        if self.family in ("gpt2", "phi"):
+            return "gelu_new"
+        return {"swiglu": "silu", "geglu": "gelu_tanh", "relu": "relu"}.get(self.mlp, "gelu")
 
     def linear_shapes(self) -> dict[str, tuple[int, int]]:
         """``role -> (d_in, d_out)`` of one layer's linear layers (MLP roles: one expert)."""
@@ -169,7 +182,7 @@ class Architecture:
     @property
     def mlp_params(self) -> int:
         router = self.hidden * self.experts if self.experts > 1 else 0
-        return self.mlp_params_per_expert * self.experts + router
+        return self.mlp_params_per_expert * (self.experts + self.shared_experts) + router
 
     @property
     def norm_params(self) -> int:
@@ -212,7 +225,8 @@ class Architecture:
         """Parameters of the linear layers inside blocks: what QLoRA/GPTQ quantise."""
         shapes = self.linear_shapes()
         attention = sum(shapes[role][0] * shapes[role][1] for role in ATTENTION_ROLES)
-        mlp = sum(shapes[role][0] * shapes[role][1] for role in MLP_ROLES if role in shapes) * self.experts
+        experts = self.experts + self.shared_experts
+        mlp = sum(shapes[role][0] * shapes[role][1] for role in MLP_ROLES if role in shapes) * experts
         return self.layers * (attention + mlp) + self.decoder_layers * attention
 
     @property
@@ -329,10 +343,13 @@ def architecture_from_mapping(values: dict[str, Any], *, name: str, source: str 
         dropout=bool(values.get("dropout", False)),
         experts=int(moe.get("experts", 1)),
         top_k=int(moe.get("top_k", 1)),
+        shared_experts=int(moe.get("shared_experts", 0)),
+        activation=values.get("activation") or "",
         decoder_layers=decoder_layers,
         published_params=float(published) * 1e9 if published else None,
         embed_dim=int(values.get("word_embed_proj_dim") or 0),
         head=values.get("head") or "lm",
+        model_type=values.get("model_type") or "",
         source=source or values.get("source", ""),
     )
 
@@ -398,7 +415,11 @@ def resolve_architecture(model: Any, *, document: Any = None, base_dir: str | No
         values["architecture"] = explicit.pop("architecture")
     values.update(explicit)
     if model.moe is not None:
-        values["moe"] = {"experts": model.moe.experts, "top_k": model.moe.top_k}
+        values["moe"] = {
+            "experts": model.moe.experts,
+            "top_k": model.moe.top_k,
+            "shared_experts": model.moe.shared_experts,
+        }
         if model.moe.expert_ffn:
             values["ffn"] = model.moe.expert_ffn
     missing = [key for key in ("layers", "hidden", "heads", "ffn", "vocab") if not values.get(key)]
@@ -490,6 +511,8 @@ def hf_config_values(config: dict[str, Any]) -> dict[str, Any]:
                 break
     model_type = config.get("model_type", "")
     values["family"] = _HF_FAMILY.get(model_type, "llama")
+    if model_type:
+        values["model_type"] = model_type
     if config.get("multi_query") and model_type in ("falcon", "RefinedWebModel"):
         values["kv_heads"] = 1
     if "ffn" not in values and "hidden" in values:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rigcheck.core.catalog import GpuSpec
-from rigcheck.core.estimation.memory import MemoryInputs, _Shards
+from rigcheck.core.estimation.memory import MemoryInputs, Shards
 
 
 @dataclass(frozen=True)
@@ -177,7 +177,7 @@ def decode_speed(
     if not gpu.memory_bandwidth_gbps:
         return None
     arch = inputs.arch
-    shards = _Shards(inputs)
+    shards = Shards(inputs)
     context = inputs.context_len or inputs.seq_len
     kv_per_token = (
         2 * shards.layers_local * max(1, arch.kv_heads // inputs.tp) * arch.head_dim * _kv_width(inputs)

@@ -319,6 +319,10 @@ class NodeGroup(SpecModel):
     """``count`` identical nodes."""
 
     name: str | None = None
+    instance: str | None = Field(
+        None,
+        description="A cloud instance type ('aws g5.xlarge'): its GPUs come as they are, so fixes never add GPUs.",
+    )
     count: Count = 1
     spares: int | None = Field(
         None, ge=0, description="Spare nodes kept ready for this group (not counted in count)."

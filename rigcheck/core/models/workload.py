@@ -236,12 +236,22 @@ class Lora(SpecModel):
         None, description="Module names adapters attach to: q_proj, v_proj, ..."
     )
     modules_to_save: list[str] | None = None
+    base_dtype: choice("bf16", "fp16", "fp32") | None = Field(
+        None,
+        description="dtype of the frozen base weights (LoRA): 16-bit by default, fp32 where the model is loaded "
+        "without torch_dtype and trained under autocast or FSDP mixed precision.",
+    )
 
 
 class Qlora(SpecModel):
     quant: choice("nf4", "fp4") = "nf4"
     double_quant: bool = True
     compute_dtype: choice("bf16", "fp16", "fp32") = "bf16"
+    kbit_training: bool = Field(
+        False,
+        description="The base's 16-bit parameters (embeddings, norms, head) cast to fp32, as PEFT's "
+        "prepare_model_for_kbit_training does.",
+    )
 
 
 class Data(SpecModel):
@@ -311,6 +321,12 @@ class Inference(SpecModel):
         None
     )
     gpu_memory_utilization: float | None = Field(None, gt=0, le=1, description="vLLM's share of VRAM to use.")
+    max_num_seqs: int | None = Field(
+        None, ge=1, description="vLLM/SGLang: sequences scheduled at once (sets the profile run's sampled logits)."
+    )
+    max_num_batched_tokens: int | None = Field(
+        None, ge=1, description="vLLM: tokens in one scheduled batch (the size of its memory-profiling forward pass)."
+    )
     target_tokens_per_s_per_seq: float | None = Field(None, gt=0)
     target_ttft_ms: float | None = Field(None, gt=0)
 
@@ -337,7 +353,14 @@ class Workload(SpecModel):
     optimizer: Optimizer | None = None
     attention: Attention | None = None
     activation_checkpointing: ActivationCheckpointing = "none"
-    loss: choice("standard", "chunked", aliases={"fused": "chunked", "liger": "chunked"}) = "standard"
+    loss: choice(
+        "standard",
+        "chunked",
+        "fused",
+        aliases={"liger": "fused", "cut-cross-entropy": "fused", "cce": "fused", "linear-cross-entropy": "chunked"},
+        description="standard: full logits upcast to fp32 (transformers); chunked: fp32 per chunk (torchtune, litgpt); "
+        "fused: the logits never materialised (Liger, cut-cross-entropy, unsloth).",
+    ) = "standard"
     batch: Batch | None = None
     parallelism: Parallelism = Field(default_factory=Parallelism)
     lora: Lora | None = None
@@ -378,6 +401,16 @@ class Workload(SpecModel):
         False,
         description="Step the optimizer inside backward (torchtune "
         "optimizer_in_bwd): gradients are never all held at once.",
+    )
+    optimizer_implementation: choice("foreach", "fused", "for-loop", aliases={"forloop": "for-loop"}) | None = Field(
+        None,
+        description="torch.optim's implementation: foreach (temporaries the size of the states it updates), "
+        "fused (none; HF Trainer's adamw_torch_fused) or for-loop. Default: what the framework uses.",
+    )
+    activation_offloading: bool | None = Field(
+        None,
+        description="Saved activations wait in host memory until backward needs them (torchtune "
+        "enable_activation_offloading, unsloth's offloaded checkpointing). Default: what the framework does.",
     )
     runs_on: list[str] | None = Field(None, description="Rig files or names this workload is planned for.")
     labels: string_map() | None = None

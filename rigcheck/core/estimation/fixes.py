@@ -1,0 +1,329 @@
+"""Changes that make a workload fit a GPU, each re-estimated before it is offered (MEM001's fix).
+
+A fix is a set of changes to the estimator's inputs. Every candidate is estimated again and kept only
+when its verdict passes (the high end of its range fits). Settings with many values appear once, at
+their best value: the largest micro-batch (or concurrency, or context) that fits. Single changes come
+first, cheapest first; when none fits, combinations of two and three. Constraints hold: tensor
+parallelism divides the attention heads and the KV heads (or is a multiple of the KV heads, which are
+then replicated) and stays within a node; the rig's GPU count is not exceeded; a cloud instance gets
+no more GPUs; offload needs host memory for what it moves there. When nothing fits the GPUs the rig
+has, :func:`gpus_needed` says how many of this kind would.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from rigcheck.core.estimation.memory import GIB, MemoryEstimate, MemoryInputs, estimate_memory
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What the rig allows: GPUs in all, per node, whether it can grow, host memory per node."""
+
+    gpus: int
+    gpus_per_node: int
+    fixed_gpus: bool = False  # a cloud instance: its GPU count is what it is
+    host_gib_per_node: float | None = None
+    usable: float = 0.0  # bytes of the GPU (vLLM's share is taken of it)
+    outside: float = 0.0  # vLLM: bytes beside its share (context, CUDA graphs)
+    utilization: float = 0.9  # vLLM's default share
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A change (or a combination), re-estimated: ``estimate`` fits with ``verdict`` (pass)."""
+
+    changes: dict[str, Any]
+    description: str
+    estimate: MemoryEstimate
+    cost: int = field(default=0)  # how much the change alters the run (lower first)
+
+    @property
+    def device_gib(self) -> float:
+        return self.estimate.device / GIB
+
+
+Fits = Callable[[MemoryEstimate], bool]
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    name: str
+    changes: dict[str, Any]
+    description: str
+    cost: int
+
+
+def _heads_allow(inputs: MemoryInputs, tp: int) -> bool:
+    arch = inputs.arch
+    kv = arch.kv_heads
+    return arch.heads % tp == 0 and (kv % tp == 0 or tp % kv == 0)
+
+
+def _largest(inputs: MemoryInputs, name: str, fits: Fits, upper: int, *, step: int = 1) -> int:
+    """The largest multiple of ``step`` (at most ``upper``) an integer setting can take and fit; 0 if none."""
+    low, high = 0, upper // step
+    while low < high:
+        middle = (low + high + 1) // 2
+        if fits(estimate_memory(replace(inputs, **{name: middle * step}))):
+            low = middle
+        else:
+            high = middle - 1
+    return low * step
+
+
+def host_fits(estimate: MemoryEstimate, limits: Limits) -> bool:
+    """Offloaded states fit the node's host memory (every rank on the node offloads its share)."""
+    if not estimate.host:
+        return True
+    if limits.host_gib_per_node is None:
+        return True
+    ranks = min(estimate.inputs.world, limits.gpus_per_node)
+    return estimate.host * ranks <= limits.host_gib_per_node * GIB
+
+
+def _candidates(inputs: MemoryInputs, limits: Limits, fits: Fits) -> list[_Candidate]:
+    out: list[_Candidate] = []
+    if inputs.training:
+        if inputs.micro_batch > 1:
+            best = _largest(inputs, "micro_batch", fits, inputs.micro_batch - 1)
+            if best >= 1:
+                factor = -(-inputs.micro_batch // best)
+                out.append(
+                    _Candidate(
+                        "micro-batch",
+                        {"micro_batch": best, "grad_accum": inputs.grad_accum * factor},
+                        f"batch.micro {best} with batch.grad_accum {inputs.grad_accum * factor} (about the same "
+                        f"global batch)",
+                        1,
+                    )
+                )
+        if inputs.seq_len > 1024:
+            best = _largest(inputs, "seq_len", fits, inputs.seq_len - 1, step=256)
+            if best >= 1024:
+                out.append(_Candidate("sequence", {"seq_len": best}, f"batch.seq_len {best:,} (shorter sequences)", 2))
+        if inputs.loss == "standard":
+            out.append(_Candidate("chunked loss", {"loss": "chunked"}, "loss: chunked (per-chunk cross-entropy)", 1))
+            out.append(_Candidate("fused loss", {"loss": "fused"}, "loss: fused (Liger / cut-cross-entropy: no full logits)", 2))
+        if inputs.attention == "eager":
+            out.append(_Candidate("flash attention", {"attention": "flash"}, "attention: flash (no s x s scores)", 1))
+        if inputs.activation_checkpointing != "full":
+            out.append(
+                _Candidate(
+                    "checkpointing",
+                    {"activation_checkpointing": "full"},
+                    "activation_checkpointing: true (about a third more compute)",
+                    2,
+                )
+            )
+        if not inputs.activation_offloading:
+            out.append(
+                _Candidate(
+                    "activation offloading",
+                    {"activation_offloading": True, "activation_checkpointing": "full"},
+                    "activation_checkpointing: true with activation_offloading: true (host copies)",
+                    4,
+                )
+            )
+        if inputs.optimizer in ("adamw", "adam") and not inputs.frozen_base:
+            out.append(_Candidate("8-bit optimizer", {"optimizer": "adamw-8bit"}, "optimizer: adamw-8bit (bitsandbytes)", 3))
+        if inputs.optimizer_implementation == "foreach":
+            out.append(
+                _Candidate("fused optimizer", {"optimizer_implementation": "fused"}, "optimizer_implementation: fused", 1)
+            )
+        if inputs.dp > 1 and not inputs.sharded_params:
+            if inputs.zero:
+                out.append(_Candidate("ZeRO-3", {"zero": 3}, f"parallelism.zero: 3 (shard every state over {inputs.dp} GPUs)", 3))
+            else:
+                out.append(
+                    _Candidate(
+                        "FSDP",
+                        {"fsdp": "full_shard", "zero": 0},
+                        f"parallelism.fsdp: full_shard (shard every state over {inputs.dp} GPUs)",
+                        3,
+                    )
+                )
+        if inputs.offload == "none" and not inputs.frozen_base:
+            out.append(
+                _Candidate(
+                    "optimizer offload",
+                    {"offload": "cpu", **({} if inputs.sharded else {"zero": 2})},
+                    "parallelism.offload: cpu (optimizer states in host memory; slower steps)",
+                    5,
+                )
+            )
+        if inputs.sharded_params and not inputs.offload_params:
+            out.append(
+                _Candidate(
+                    "parameter offload",
+                    {"offload": "cpu", "offload_params": True},
+                    "parallelism.offload: cpu with offload_params: true (the GPU keeps the gathered blocks only)",
+                    6,
+                )
+            )
+        if inputs.task in ("pretrain", "full_finetune"):
+            out.append(
+                _Candidate(
+                    "LoRA",
+                    {"task": "lora", "lora_rank": 16, "lora_targets": ("all-linear",)},
+                    "task: lora (rank 16 on all linear layers)",
+                    7,
+                )
+            )
+        if inputs.task in ("pretrain", "full_finetune", "lora"):
+            out.append(
+                _Candidate(
+                    "QLoRA",
+                    {"task": "qlora", "lora_rank": inputs.lora_rank or 16, "lora_targets": inputs.lora_targets or ("all-linear",)},
+                    "task: qlora (NF4 base)",
+                    8,
+                )
+            )
+    else:
+        if inputs.concurrency > 1:
+            best = _largest(inputs, "concurrency", fits, inputs.concurrency - 1)
+            if best >= 1:
+                out.append(_Candidate("concurrency", {"concurrency": best}, f"inference.concurrency {best}", 1))
+        context = inputs.context_len or inputs.seq_len
+        if context > 1024:
+            best = _largest(inputs, "context_len", fits, context - 1, step=256)
+            if best >= 1024:
+                out.append(
+                    _Candidate("context", {"context_len": best}, f"inference.context_len {best:,} (shorter sequences)", 2)
+                )
+        if inputs.engine == "vllm" and limits.usable and limits.outside:
+            # vLLM's share must leave room beside it for the context and CUDA graphs
+            highest = int((1 - limits.outside / limits.usable) * 100) / 100
+            current = inputs.gpu_memory_utilization or limits.utilization
+            if 0.5 <= highest < current:
+                out.append(
+                    _Candidate(
+                        "utilization",
+                        {"gpu_memory_utilization": highest},
+                        f"inference.gpu_memory_utilization {highest:.2f} (room for CUDA graphs and the context)",
+                        1,
+                    )
+                )
+        if (inputs.kv_cache_dtype or "bf16") not in ("fp8", "int8", "int4"):
+            out.append(_Candidate("fp8 KV cache", {"kv_cache_dtype": "fp8"}, "inference.kv_cache_dtype: fp8", 1))
+        if not inputs.quantization or inputs.quantization == "none":
+            out.append(_Candidate("fp8 weights", {"quantization": "fp8"}, "quantization: fp8", 3))
+            out.append(_Candidate("4-bit weights", {"quantization": "awq"}, "quantization: awq (4-bit, group 128)", 4))
+    tp = inputs.tp * 2
+    while tp <= limits.gpus_per_node:
+        world = inputs.world // inputs.tp * tp
+        if _heads_allow(inputs, tp) and (world <= limits.gpus or not limits.fixed_gpus):
+            if world <= limits.gpus:
+                out.append(
+                    _Candidate(
+                        f"tensor parallel {tp}",
+                        {"tp": tp},
+                        f"parallelism.tp: {tp} ({world} GPUs; needs NVLink-class links)",
+                        4,
+                    )
+                )
+            break
+        tp *= 2
+    return out
+
+
+def find_fixes(
+    inputs: MemoryInputs,
+    fits: Fits,
+    limits: Limits,
+    *,
+    facts: Any = None,
+    limit: int = 3,
+) -> list[Fix]:
+    """Up to ``limit`` changes (or combinations) whose re-estimated verdict passes, cheapest first."""
+
+    def ok(estimate: MemoryEstimate) -> bool:
+        return fits(estimate) and host_fits(estimate, limits)
+
+    candidates = _candidates(inputs, limits, ok)
+    found: list[Fix] = []
+    for candidate in sorted(candidates, key=lambda c: c.cost):
+        estimate = _estimate(inputs, candidate.changes, facts)
+        if estimate is not None and ok(estimate):
+            found.append(Fix(candidate.changes, candidate.description, estimate, candidate.cost))
+    if len(found) < limit:
+        single = {fix.description for fix in found}
+        for size in (2, 3):
+            for combo in itertools.combinations(sorted(candidates, key=lambda c: c.cost), size):
+                if any(c.description in single for c in combo) or _conflict(combo):
+                    continue
+                changes: dict[str, Any] = {}
+                for c in combo:
+                    changes.update(c.changes)
+                estimate = _estimate(inputs, changes, facts)
+                if estimate is not None and ok(estimate):
+                    found.append(
+                        Fix(changes, " + ".join(c.description for c in combo), estimate, sum(c.cost for c in combo))
+                    )
+                if len(found) >= limit * 3:
+                    break
+            if found:
+                break
+    found.sort(key=lambda fix: (fix.cost, len(fix.changes), fix.estimate.device))
+    return _distinct(found)[:limit]
+
+
+def _distinct(fixes: list[Fix]) -> list[Fix]:
+    """One fix per set of settings changed (the cheapest value of a setting), none that only adds
+    changes to a fix already listed."""
+    kept: list[Fix] = []
+    for fix in fixes:
+        keys = frozenset(fix.changes)
+        if any(frozenset(other.changes) <= keys for other in kept):
+            continue
+        kept.append(fix)
+    return kept
+
+
+def _conflict(combo: Iterable[_Candidate]) -> bool:
+    keys: set[str] = set()
+    for candidate in combo:
+        if keys & set(candidate.changes):
+            return True
+        keys |= set(candidate.changes)
+    return False
+
+
+def _estimate(inputs: MemoryInputs, changes: dict[str, Any], facts: Any) -> MemoryEstimate | None:
+    try:
+        return estimate_memory(replace(inputs, **changes), facts)
+    except ValueError:
+        return None
+
+
+def gpus_needed(inputs: MemoryInputs, fits: Fits, *, most: int = 4096) -> tuple[int, dict[str, Any]] | None:
+    """How many GPUs of this kind the workload needs: training sharded with FSDP over more ranks
+    (tp kept), inference split with tensor then pipeline parallelism; ``None`` past ``most``."""
+    if inputs.training:
+        dp = max(2, inputs.dp)
+        while dp * inputs.tp * inputs.pp <= most:
+            changes = {"dp": dp, "fsdp": "full_shard", "zero": 0}
+            estimate = _estimate(inputs, changes, None)
+            if estimate is not None and fits(estimate):
+                return dp * inputs.tp * inputs.pp * inputs.cp, changes
+            dp *= 2
+        return None
+    tp = inputs.tp
+    for candidate_tp in (2, 4, 8):
+        if candidate_tp <= tp or not _heads_allow(inputs, candidate_tp):
+            continue
+        estimate = _estimate(inputs, {"tp": candidate_tp}, None)
+        if estimate is not None and fits(estimate):
+            return candidate_tp * inputs.pp, {"tp": candidate_tp}
+        tp = candidate_tp
+    pp = max(2, inputs.pp * 2)
+    while tp * pp <= most:
+        estimate = _estimate(inputs, {"tp": tp, "pp": pp}, None)
+        if estimate is not None and fits(estimate):
+            return tp * pp, {"tp": tp, "pp": pp}
+        pp *= 2
+    return None

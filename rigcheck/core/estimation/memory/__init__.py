@@ -1,0 +1,58 @@
+"""Per-GPU memory of training and inference, as named components (research/vram.md section 7).
+
+    peak = the largest of the training step's phases (forward, backward start, late backward,
+           optimizer step), each the sum of what is alive then: model states (weights, gradients,
+           optimizer states, adapters), saved activations, autocast's weight copies, the loss's
+           logits, gathered FSDP/ZeRO-3 units, backward and optimizer temporaries
+    allocated = peak; reserved and device add the allocator, the CUDA context and NCCL
+
+The modules: :mod:`.inputs` (what is read), :mod:`.flow` (dtypes), :mod:`.activations` (what a block
+keeps), :mod:`.shards` (TP/PP/EP and ZeRO/FSDP splits), :mod:`.training`, :mod:`.inference`,
+:mod:`.runtime`. The constants are data: ``specs/rules/memory.yaml``. The model is held to traces of
+the real model code (``tests/test_traced_grid.py``) and to published measurements
+(``benchmarks/memory_accuracy.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rigcheck.core.estimation.memory.inputs import MIXED, TRUE_16, MemoryInputs
+from rigcheck.core.estimation.memory.result import GIB, CATEGORIES, Component, MemoryEstimate, fmt_bytes
+from rigcheck.core.estimation.memory.shards import Shards, shard_count
+
+__all__ = [
+    "CATEGORIES",
+    "GIB",
+    "MIXED",
+    "TRUE_16",
+    "Component",
+    "MemoryEstimate",
+    "MemoryInputs",
+    "Shards",
+    "estimate_memory",
+    "fmt_bytes",
+    "shard_count",
+]
+
+
+def estimate_memory(inputs: MemoryInputs, facts: Mapping[str, Any] | None = None) -> MemoryEstimate:
+    """Estimate one GPU's memory for a training or inference workload."""
+    if facts is None:
+        from rigcheck.core.facts import load_rule_facts
+
+        facts = load_rule_facts("memory")
+    from rigcheck.core.estimation.memory.runtime import finish
+
+    if inputs.training:
+        from rigcheck.core.estimation.memory.training import Training
+
+        training = Training(inputs, facts)
+        components, peak, phase, phases, notes, host = training.estimate()
+        return finish(components, peak, phase, inputs, facts, notes, phases=phases, host=host)
+    from rigcheck.core.estimation.memory.inference import Inference
+
+    inference = Inference(inputs, facts)
+    components, peak = inference.estimate()
+    return finish(components, peak, "inference", inputs, facts, inference.notes)

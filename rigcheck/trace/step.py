@@ -1,0 +1,600 @@
+"""One real step of a workload on fake tensors, with the live-tensor peak recorded by category.
+
+The model is built from its configuration inside ``torch._subclasses.fake_tensor.FakeTensorMode``
+on the CPU device (fake tensors carry shapes and dtypes, never data), then one step runs as the
+workload describes it:
+
+- training: forward with the workload's precision (autocast with CUDA's op policy, see
+  :mod:`rigcheck.trace.autocast_policy`), attention kernel, gradient checkpointing, LoRA adapters
+  (PEFT) or a 4-bit base (bitsandbytes, :mod:`rigcheck.trace.qlora`); the loss (full or chunked
+  cross-entropy); backward; the optimizer step; ``zero_grad(set_to_none=True)``. The optimizer's
+  states exist before the step starts (as from the second step of a run on), so the peak is that of
+  a steady-state step. With FSDP, rank 0 of the job runs over a fake process group
+  (:mod:`rigcheck.trace.fsdp`).
+- inference: a static KV cache of the context length, the prefill of the prompt, one decode step.
+
+``torch.distributed._tools.mem_tracker.MemTracker`` (``FSDPMemTracker`` under FSDP) counts every
+tensor storage created or held while the step runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from rigcheck.core.errors import UsageError
+from rigcheck.core.estimation.memory import MemoryInputs
+from rigcheck.trace.result import TraceResult
+
+Progress = Callable[[str], None]
+
+#: MemTracker / FSDPMemTracker reference types -> the categories of a TraceResult.
+CATEGORY_OF = {
+    "Parameter": "parameters",
+    "Buffer": "parameters",
+    "Sharded Param": "parameters",
+    "Unsharded Param": "parameters",
+    "All Gather": "parameters",
+    "Gradient": "gradients",
+    "Sharded Grad": "gradients",
+    "Unsharded Grad": "gradients",
+    "Reduce Scatter": "gradients",
+    "Optstate": "optimizer",
+    "OptState": "optimizer",
+    "Activation": "activations",
+    "Inputs": "activations",
+    "Other": "parameters",  # the 4-bit layers' quantisation state (track_external)
+    "Temp": "temporaries",
+}
+
+
+def unsupported(inputs: MemoryInputs) -> list[str]:
+    """What in these inputs a trace cannot run (empty when it can)."""
+    out = []
+    if inputs.tp > 1 or inputs.pp > 1 or inputs.cp > 1 or inputs.ep > 1:
+        out.append("tensor, pipeline, context or expert parallelism (the tracer runs one unsplit model)")
+    if inputs.zero:
+        out.append("DeepSpeed ZeRO (write the sharding as parallelism.fsdp to trace it with FSDP2)")
+    if inputs.offload != "none":
+        out.append("CPU/NVMe offload (host and device are the same CPU in a trace)")
+    if inputs.precision == "fp8-mixed" or (inputs.quantization or "none") not in ("none", "nf4", "fp4"):
+        out.append(f"precision {inputs.precision} / quantization {inputs.quantization} (no fake kernels)")
+    if (inputs.optimizer or "none") not in ("adamw", "adam", "sgd", "sgd-momentum", "adafactor", "none"):
+        out.append(f"optimizer {inputs.optimizer} (bitsandbytes' 8-bit optimizers have no fake kernels)")
+    if inputs.training and inputs.dp > 1 and not inputs.fsdp:
+        out.append("plain data parallelism (DDP's gradient buckets are not traced; trace dp 1 or FSDP)")
+    if inputs.task == "qlora" and inputs.qlora_backend != "bitsandbytes":
+        out.append("QLoRA through torchao's NF4 tensor (torchtune); the tracer runs bitsandbytes")
+    if inputs.fsdp and (inputs.task == "qlora" or inputs.optimizer_in_backward):
+        out.append("FSDP with QLoRA or with the optimizer in backward")
+    return out
+
+
+def trace_step(inputs: MemoryInputs, *, progress: Progress | None = None) -> TraceResult:
+    """Run one step of ``inputs`` on fake tensors and return rank 0's live-tensor peak."""
+    problems = unsupported(inputs)
+    if problems:
+        raise UsageError("rigcheck estimate --trace cannot run this workload: " + "; ".join(problems))
+    say = progress or (lambda message: None)
+    started = time.monotonic()
+    runner = _Runner(inputs, say)
+    result = runner.run()
+    return TraceResult(
+        peak=result["peak"],
+        categories=result["categories"],
+        phase=result["phase"],
+        phase_peaks=result["phase_peaks"],
+        rank=0,
+        world=runner.world,
+        seconds=time.monotonic() - started,
+        versions=versions(),
+        notes=tuple(runner.notes),
+    )
+
+
+def versions() -> dict[str, str]:
+    """The versions of the libraries whose code a trace ran."""
+    from importlib import metadata
+
+    out = {}
+    for name in ("torch", "transformers", "peft", "bitsandbytes"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+class _Runner:
+    def __init__(self, inputs: MemoryInputs, say: Progress) -> None:
+        import torch
+
+        self.i = inputs
+        self.say = say
+        self.notes: list[str] = []
+        self.world = _shard_count(inputs) if inputs.fsdp else 1
+        precision = inputs.precision
+        self.low = torch.float16 if precision.startswith("16") else torch.bfloat16
+        self.mixed = precision in ("16-mixed", "bf16-mixed")
+        if precision == "32-true":
+            self.param_dtype = torch.float32
+        elif precision == "64-true":
+            self.param_dtype = torch.float64
+        elif precision in ("bf16-true", "16-true"):
+            self.param_dtype = self.low
+        else:
+            self.param_dtype = torch.float32 if inputs.task in ("pretrain", "full_finetune") else self.low
+        if not inputs.training and precision not in ("32-true", "64-true"):
+            self.param_dtype = self.low
+        if inputs.attention == "flash":
+            self.notes.append("attention flash traced as SDPA's flash kernel (same saved tensors)")
+
+    # -- the run ------------------------------------------------------------------------------------
+
+    def run(self) -> dict[str, Any]:
+        import torch
+        from torch._subclasses.fake_tensor import FakeTensorMode
+
+        from rigcheck.trace.cuda_behaviour import cuda_attention_kernels, cuda_autocast_policy
+
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(cuda_autocast_policy())
+            stack.enter_context(_assign_converted_parameters())
+            stack.enter_context(_frozen_parameter_hooks())
+            stack.enter_context(_unpadded_batches())
+            mesh = stack.enter_context(_fsdp_mesh(self.world)) if self.i.fsdp else None
+            stack.enter_context(FakeTensorMode(allow_non_fake_inputs=True))
+            stack.enter_context(torch.device("cpu"))
+            stack.enter_context(cuda_attention_kernels())
+            self.say(f"building {self.i.arch.name} ({self.i.arch.layers} layers) on fake tensors")
+            model = self.build(mesh)
+            if not self.i.training:
+                return self.infer(model)
+            optimizers = self.optimizers(model)
+            return self.train(model, optimizers)
+        raise AssertionError("unreachable")
+
+    def build(self, mesh: Any) -> Any:
+        from rigcheck.trace.models import build_config, build_model
+
+        i = self.i
+        config = build_config(i.arch, attention=i.attention)
+        model = build_model(config, dtype=self.param_dtype)
+        if i.task == "qlora" or (not i.training and i.quantization in ("nf4", "fp4")):
+            from rigcheck.trace.qlora import quantize_block_linears
+
+            quant = i.qlora_quant if i.task == "qlora" else i.quantization
+            double = i.qlora_double_quant if i.task == "qlora" else False
+            count = quantize_block_linears(model, quant=quant, double_quant=double, compute_dtype=self.low)
+            self.notes.append(f"{count} block linears as bitsandbytes 4-bit ({quant}{', double quant' if double else ''})")
+            if i.kbit_upcast:
+                import torch
+
+                # PEFT prepare_model_for_kbit_training: "cast all non INT8 parameters to fp32"
+                for parameter in model.parameters():
+                    if parameter.dtype in (torch.float16, torch.bfloat16):
+                        parameter.data = parameter.data.to(torch.float32)
+        if i.training:
+            model.train()
+            if i.activation_checkpointing == "full":
+                model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+            elif i.activation_checkpointing == "selective":
+                raise UsageError("rigcheck estimate --trace runs full checkpointing only (not selective)")
+        else:
+            model.eval()
+        if i.frozen_base:
+            model = self.adapt(model)
+        if mesh is not None:
+            from rigcheck.trace.fsdp import shard
+
+            import torch
+
+            shard(
+                model,
+                mesh,
+                param_dtype=self.low if self.mixed else None,
+                reduce_dtype=torch.float32 if self.mixed else None,
+                reshard_after_forward=i.fsdp != "shard_grad_op",
+            )
+            self.notes.append(f"FSDP2 fully_shard per block over {self.world} fake ranks (rank 0 traced)")
+        return model
+
+    def adapt(self, model: Any) -> Any:
+        from peft import LoraConfig, get_peft_model
+
+        i = self.i
+        for parameter in model.parameters():
+            parameter.requires_grad_(False)
+        targets = list(i.lora_targets) if i.lora_targets else None
+        if targets and any(target.lower() in ("all-linear", "all_linear", "all") for target in targets):
+            targets = "all-linear"
+        config = LoraConfig(
+            r=max(1, i.lora_rank),
+            lora_alpha=2 * max(1, i.lora_rank),
+            lora_dropout=i.lora_dropout,
+            target_modules=targets,
+            modules_to_save=list(i.modules_to_save) or None,
+            task_type="CAUSAL_LM",
+        )
+        # PEFT keeps adapters in fp32 under a 16-bit base unless told otherwise; bf16-true runs keep
+        # everything in bf16 (litgpt, torchtune).
+        keep_fp32 = i.precision not in ("bf16-true", "16-true")
+        return get_peft_model(model, config, autocast_adapter_dtype=keep_fp32)
+
+    def optimizers(self, model: Any) -> list[Any]:
+        import torch
+
+        i = self.i
+        trainable = [p for p in model.parameters() if p.requires_grad]
+        name = i.optimizer or "adamw"
+        if name == "none":
+            return []
+
+        def make(params: list[Any]) -> Any:
+            if name in ("adamw", "adam"):
+                kind = torch.optim.AdamW if name == "adamw" else torch.optim.Adam
+                implementation = {"fused": {"fused": True}, "for-loop": {"foreach": False}}
+                return kind(params, lr=1e-5, **implementation.get(i.optimizer_implementation, {"foreach": True}))
+            if name in ("sgd", "sgd-momentum"):
+                return torch.optim.SGD(params, lr=1e-3, momentum=0.9 if name == "sgd-momentum" else 0.0, foreach=True)
+            from transformers.optimization import Adafactor
+
+            return Adafactor(params, lr=1e-3, relative_step=False, scale_parameter=False)
+
+        if i.optimizer_in_backward:
+            optimizers = {param: make([param]) for param in trainable}
+
+            def step_in_backward(param: Any) -> None:
+                optimizers[param].step()
+                optimizers[param].zero_grad(set_to_none=True)
+
+            for param in trainable:
+                param.register_post_accumulate_grad_hook(step_in_backward)
+            chosen = list(optimizers.values())
+        else:
+            chosen = [make(trainable)]
+        # The states of a running job: create them now, with a step on zero gradients.
+        for param in trainable:
+            param.grad = torch.zeros_like(param)
+        for optimizer in chosen:
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+        return chosen
+
+    # -- training -----------------------------------------------------------------------------------
+
+    def train(self, model: Any, optimizers: list[Any]) -> dict[str, Any]:
+        import torch
+
+        i = self.i
+        tracker = self.tracker(model, optimizers)
+        phases = _Phases(tracker)
+        micro_batches = 2 if i.grad_accum > 1 else 1
+        autocast = (
+            (lambda: torch.autocast("cpu", dtype=self.low)) if self.mixed and not i.fsdp else contextlib.nullcontext
+        )
+        blocks = _ProgressHooks(model, self.say)
+        # fp16's GradScaler scales the loss and unscales the gradients in place (no memory of note); its
+        # inf check reads a value, which fake tensors do not have, so a trace leaves it out
+        scaler = None
+        if i.precision == "16-mixed":
+            self.notes.append("fp16 loss scaling left out (it unscales gradients in place)")
+        with tracker, contextlib.ExitStack() as stack:
+            if i.task == "qlora":
+                from rigcheck.trace.qlora import cuda_gemm_4bit
+
+                stack.enter_context(cuda_gemm_4bit())
+            if i.activation_offloading:
+                stack.enter_context(_offload_saved_activations())
+            for micro in range(micro_batches):
+                if micro:
+                    tracker.reset_mod_stats()  # MemTracker's per-module stats hold one iteration
+                ids = torch.randint(0, i.arch.vocab, (i.micro_batch, i.seq_len))
+                with phases("forward"), autocast():
+                    blocks.phase = f"forward {micro + 1}/{micro_batches}" if micro_batches > 1 else "forward"
+                    loss = self.loss(model, ids)
+                with phases("backward"):
+                    self.say("backward")
+                    (scaler.scale(loss) if scaler else loss).backward()
+                del loss, ids
+            if optimizers and not i.optimizer_in_backward:
+                with phases("optimizer step"):
+                    self.say("optimizer step")
+                    for optimizer in optimizers:
+                        if scaler:
+                            scaler.step(optimizer)
+                        else:
+                            optimizer.step()
+                    if scaler:
+                        scaler.update()
+                    for optimizer in optimizers:
+                        optimizer.zero_grad(set_to_none=True)
+        blocks.remove()
+        return phases.result()
+
+    def loss(self, model: Any, ids: Any) -> Any:
+        """The causal-LM loss as the trainers compute it: HF's ForCausalLMLoss (fp32 logits), or a
+        chunked cross-entropy over 8 chunks (torchtune CEWithChunkedOutputLoss)."""
+        import torch
+
+        if self.i.loss != "chunked":
+            output = model(input_ids=ids, labels=ids, use_cache=False)
+            return output.loss
+        base = model.get_base_model() if hasattr(model, "get_base_model") else model
+        hidden = base.model(input_ids=ids, use_cache=False).last_hidden_state
+        head = base.get_output_embeddings()
+        labels = torch.nn.functional.pad(ids[:, 1:], (0, 1), value=-100)
+        total = None
+        for hidden_chunk, label_chunk in zip(hidden.chunk(8, dim=1), labels.chunk(8, dim=1), strict=True):
+            # the head's weight applied chunk by chunk (a module called eight times would confuse
+            # MemTracker's per-module bookkeeping; the tensors are the same)
+            logits = torch.nn.functional.linear(hidden_chunk, head.weight, head.bias)
+            part = torch.nn.functional.cross_entropy(
+                logits.float().flatten(0, 1), label_chunk.flatten(), ignore_index=-100, reduction="sum"
+            )
+            total = part if total is None else total + part
+        return total / ids.numel()
+
+    # -- inference ----------------------------------------------------------------------------------
+
+    def infer(self, model: Any) -> dict[str, Any]:
+        import torch
+        from transformers import StaticCache
+
+        i = self.i
+        context = i.context_len or i.seq_len
+        prompt = min(i.prompt_len or context - 1, context - 1)
+        tracker = self.tracker(model, [])
+        phases = _Phases(tracker)
+        blocks = _ProgressHooks(model, self.say)
+        with tracker, torch.no_grad(), contextlib.ExitStack() as stack:
+            if i.quantization in ("nf4", "fp4"):
+                from rigcheck.trace.qlora import cuda_gemm_4bit
+
+                stack.enter_context(cuda_gemm_4bit())
+            cache = StaticCache(config=model.config, max_cache_len=context)
+            ids = torch.randint(0, i.arch.vocab, (i.concurrency, prompt))
+            with phases("prefill"):
+                blocks.phase = "prefill"
+                position = torch.arange(prompt)
+                out = model(input_ids=ids, past_key_values=cache, use_cache=True, cache_position=position, logits_to_keep=1)
+            step = torch.randint(0, i.arch.vocab, (i.concurrency, 1))
+            del out
+            tracker.reset_mod_stats()
+            with phases("decode"):
+                blocks.phase = "decode"
+                out = model(
+                    input_ids=step,
+                    past_key_values=cache,
+                    use_cache=True,
+                    cache_position=torch.tensor([prompt]),
+                    logits_to_keep=1,
+                )
+            del out
+        blocks.remove()
+        self.notes.append(f"static KV cache of {context} tokens; prefill {prompt} tokens, then one decode step")
+        return phases.result()
+
+    # -- tracking -----------------------------------------------------------------------------------
+
+    def tracker(self, model: Any, optimizers: list[Any]) -> Any:
+        if self.i.fsdp:
+            from torch.distributed._tools.fsdp2_mem_tracker import FSDPMemTracker
+
+            tracker = FSDPMemTracker(model, optimizers[0] if optimizers else None)
+            return tracker
+        from torch.distributed._tools.mem_tracker import MemTracker
+
+        tracker = MemTracker()
+        tracker.track_external(model, *optimizers, *_quant_state_tensors(model))
+        return tracker
+
+
+def _quant_state_tensors(model: Any) -> list[Any]:
+    """bitsandbytes keeps the absmax of each 4-bit weight in a QuantState, not as a parameter or buffer."""
+    out = []
+    for module in model.modules():
+        state = getattr(module, "quant_state", None)
+        while state is not None:
+            out += [tensor for tensor in (state.absmax, getattr(state, "offset", None)) if tensor is not None]
+            state = getattr(state, "state2", None)
+    return out
+
+
+@contextlib.contextmanager
+def _assign_converted_parameters() -> Iterator[None]:
+    """``module.to(dtype)`` (PEFT casts its adapters with it) swaps fake parameters in place, which
+    this torch refuses for tensors a fake mode holds weak references to. While a model is built,
+    ``Module._apply`` assigns the converted parameter instead, keeping shared (tied) parameters
+    shared; the memory is the same either way."""
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    original = torch.nn.Module._apply
+    converted: dict[int, Any] = {}
+
+    def _apply(self: Any, fn: Any, recurse: bool = True) -> Any:
+        if not any(isinstance(p, FakeTensor) for p in self._parameters.values() if p is not None):
+            if recurse:
+                for child in self.children():
+                    child._apply(fn)
+            if not self._parameters:
+                for key, buffer in self._buffers.items():
+                    if buffer is not None:
+                        self._buffers[key] = fn(buffer)
+                return self
+            return original(self, fn, recurse=False)
+        if recurse:
+            for child in self.children():
+                child._apply(fn)
+        for key, param in list(self._parameters.items()):
+            if param is None:
+                continue
+            if id(param) in converted:
+                self._parameters[key] = converted[id(param)][1]
+                continue
+            with torch.no_grad():
+                applied = fn(param)
+            if applied is param:
+                continue
+            new = torch.nn.Parameter(applied, requires_grad=param.requires_grad)
+            new.__dict__.update(param.__dict__)
+            converted[id(param)] = (param, new)  # the old one is kept so that its id is not reused
+            self._parameters[key] = new
+        for key, buffer in self._buffers.items():
+            if buffer is not None:
+                self._buffers[key] = fn(buffer)
+        return self
+
+    torch.nn.Module._apply = _apply
+    try:
+        yield
+    finally:
+        torch.nn.Module._apply = original
+        converted.clear()
+
+
+@contextlib.contextmanager
+def _frozen_parameter_hooks() -> Iterator[None]:
+    """MemTracker installs gradient hooks on every parameter, and torch refuses hooks on tensors
+    that need no gradient: a frozen LoRA/QLoRA base. Those get a handle that does nothing (they
+    never receive a gradient to report)."""
+    import torch
+
+    class _NoHook:
+        def remove(self) -> None:
+            return None
+
+    register, post_accumulate = torch.Tensor.register_hook, torch.Tensor.register_post_accumulate_grad_hook
+
+    def register_hook(self: Any, hook: Any) -> Any:
+        return register(self, hook) if self.requires_grad else _NoHook()
+
+    def register_post(self: Any, hook: Any) -> Any:
+        return post_accumulate(self, hook) if self.requires_grad else _NoHook()
+
+    torch.Tensor.register_hook = register_hook
+    torch.Tensor.register_post_accumulate_grad_hook = register_post
+    try:
+        yield
+    finally:
+        torch.Tensor.register_hook = register
+        torch.Tensor.register_post_accumulate_grad_hook = post_accumulate
+
+
+@contextlib.contextmanager
+def _unpadded_batches() -> Iterator[None]:
+    """A trace's batch rows are whole sequences without padding (or packed for a kernel that needs no
+    mask), and on a GPU transformers then passes no mask to SDPA: ``is_causal=True`` (and grouped
+    K/V read in place). It decides that by reading the position ids and the cache offset, which fake
+    tensors cannot show, and would build an s x s mask instead; here it is told what it would see
+    (``transformers/masking_utils.py``: ``find_packed_sequence_indices``, ``_ignore_causal_mask_sdpa``)."""
+    from transformers import masking_utils
+
+    packed, ignore = masking_utils.find_packed_sequence_indices, masking_utils._ignore_causal_mask_sdpa
+
+    def no_packing(position_ids: Any) -> None:
+        return None
+
+    def skip_mask(padding_mask: Any, q_length: int, kv_length: int, q_offset: Any, kv_offset: Any, local_attention_size: Any = None) -> bool:
+        return padding_mask is None and (local_attention_size is None or kv_length < local_attention_size)
+
+    masking_utils.find_packed_sequence_indices = no_packing
+    masking_utils._ignore_causal_mask_sdpa = skip_mask
+    try:
+        yield
+    finally:
+        masking_utils.find_packed_sequence_indices = packed
+        masking_utils._ignore_causal_mask_sdpa = ignore
+
+
+def _shard_count(inputs: MemoryInputs) -> int:
+    from rigcheck.core.estimation.memory import shard_count
+
+    return shard_count(inputs)
+
+
+@contextlib.contextmanager
+def _fsdp_mesh(world: int) -> Iterator[Any]:
+    from rigcheck.trace.fsdp import fake_process_group
+
+    with fake_process_group(world) as mesh:
+        yield mesh
+
+
+@contextlib.contextmanager
+def _offload_saved_activations() -> Iterator[None]:
+    """torchtune's activation offloading (``OffloadActivations``): every tensor autograd saves that
+    is not a parameter and is larger than 1 KiB leaves the GPU until backward needs it again."""
+    import torch
+
+    def pack(tensor: Any) -> Any:
+        if isinstance(tensor, torch.nn.Parameter) or tensor.numel() * tensor.element_size() <= 1024:
+            return tensor
+        return ("offloaded", tensor.shape, tensor.dtype, tensor.stride())
+
+    def unpack(packed: Any) -> Any:
+        if isinstance(packed, tuple) and packed and packed[0] == "offloaded":
+            _, shape, dtype, stride = packed
+            return torch.empty_strided(shape, stride, dtype=dtype)
+        return packed
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+        yield
+
+
+class _Phases:
+    """The highest total the tracker reached in each phase, and the breakdown at the overall peak."""
+
+    def __init__(self, tracker: Any) -> None:
+        self.tracker = tracker
+        self.peaks: dict[str, float] = {}
+        self.best: tuple[float, str, dict[str, float]] = (0.0, "", {})
+
+    @contextlib.contextmanager
+    def __call__(self, phase: str) -> Iterator[None]:
+        import copy
+
+        tracker = self.tracker
+        # Start the phase's peak at the current total (MemTracker keeps one running peak).
+        tracker._peak_mem = {device: snap.get("Total", 0) for device, snap in tracker._curr_mem_snap.items()}
+        tracker._peak_mem_snap = copy.deepcopy(tracker._curr_mem_snap)
+        yield
+        snapshot = tracker.get_tracker_snapshot("peak")
+        total = float(sum(values.get("Total", 0) for values in snapshot.values()))
+        self.peaks[phase] = max(self.peaks.get(phase, 0.0), total)
+        if total > self.best[0]:
+            categories: dict[str, float] = {}
+            for values in snapshot.values():
+                for key, value in values.items():
+                    name = CATEGORY_OF.get(str(getattr(key, "value", key)))
+                    if name:
+                        categories[name] = categories.get(name, 0.0) + float(value)
+            self.best = (total, phase, categories)
+
+    def result(self) -> dict[str, Any]:
+        peak, phase, categories = self.best
+        return {"peak": peak, "phase": phase, "categories": categories, "phase_peaks": dict(self.peaks)}
+
+
+class _ProgressHooks:
+    """Says which block the forward pass is in, for traces long enough to need it."""
+
+    def __init__(self, model: Any, say: Progress) -> None:
+        from rigcheck.trace.models import transformer_blocks
+
+        self.phase = "forward"
+        blocks = transformer_blocks(model)
+        total = len(blocks)
+        self.handles = [
+            block.register_forward_pre_hook(
+                lambda module, args, index=index: say(f"{self.phase}: block {index + 1}/{total}")
+            )
+            for index, block in enumerate(blocks)
+        ]
+
+    def remove(self) -> None:
+        for handle in self.handles:
+            handle.remove()
