@@ -125,11 +125,10 @@ class BlockModel:
         terms["q_k_v"] = c * tokens * (arch.q_dim + 2 * kv) / t
         terms["attention_output"] = c * tokens * arch.q_dim / t
         if eager:
-            scores = (4 + c) * heads * s * tokens  # fp32 softmax output + its 16-bit copy
-            if arch.dropout:
-                scores += heads * s * tokens  # the dropout mask; its output replaces the 16-bit copy
-            terms["attention_scores"] = scores
-            terms["attention_output"] *= 2  # the matmul output, and its contiguous copy for o_proj
+            # the fp32 softmax output, and what the matmul with V reads: its 16-bit copy (none in fp32),
+            # or, with dropout, the 1-byte mask and the dropped probabilities
+            per = 4 + ((1 + c) if arch.dropout else (c if c < 4 else 0))
+            terms["attention_scores"] = per * heads * s * tokens
 
     def _o_input(self, tokens: float) -> float:
         """An adapted o_proj keeps its own (cast) input; a trained one reads the attention output."""
