@@ -128,7 +128,15 @@ def grid() -> dict[str, dict[str, Any]]:
             tag = "ac" if checkpointing else "noac"
             add(
                 f"{model}-full-bf16-mixed-b{micro}s{seq}-{tag}-eager",
-                _workload(model, "full_finetune", "bf16-mixed", micro, seq, checkpointing=checkpointing, attention="eager"),
+                _workload(
+                    model,
+                    "full_finetune",
+                    "bf16-mixed",
+                    micro,
+                    seq,
+                    checkpointing=checkpointing,
+                    attention="eager",
+                ),
             )
         for micro, seq in ((2, 512), (1, 2048)):
             add(
@@ -140,13 +148,16 @@ def grid() -> dict[str, dict[str, Any]]:
         for precision in ("bf16-mixed", "bf16-true"):
             for checkpointing in (False, True):
                 micro, seq = _pick(model, SIZES, f"lora{precision}{checkpointing}")
-                targets = LORA_TARGETS.get(model, ["all-linear"]) if checkpointing else LORA_TARGETS.get(model)
+                targets = (
+                    LORA_TARGETS.get(model, ["all-linear"]) if checkpointing else LORA_TARGETS.get(model)
+                )
                 tag = "ac" if checkpointing else "noac"
                 lora: dict[str, Any] = {"rank": 16, "dropout": 0.05 if precision == "bf16-mixed" else 0.0}
                 if targets:
                     lora["targets"] = targets
                 add(
-                    f"{model}-lora-{precision}-b{micro}s{seq}-{tag}" + ("-all" if targets == ["all-linear"] else ""),
+                    f"{model}-lora-{precision}-b{micro}s{seq}-{tag}"
+                    + ("-all" if targets == ["all-linear"] else ""),
                     _workload(model, "lora", precision, micro, seq, checkpointing=checkpointing, lora=lora),
                 )
         micro, seq = _pick(model, SIZES[:4], "lora32")
@@ -163,16 +174,29 @@ def grid() -> dict[str, dict[str, Any]]:
             add(
                 f"{model}-qlora-b{micro}s{seq}-{tag}",
                 _workload(
-                    model, "qlora", "bf16-mixed", micro, seq, checkpointing=checkpointing,
-                    lora={"rank": 16, "targets": ["all-linear"]}, framework="llama-factory",
+                    model,
+                    "qlora",
+                    "bf16-mixed",
+                    micro,
+                    seq,
+                    checkpointing=checkpointing,
+                    lora={"rank": 16, "targets": ["all-linear"]},
+                    framework="llama-factory",
                 ),
             )
         micro, seq = _pick(model, SIZES[:3], "qlora-peft")
         add(
             f"{model}-qlora-b{micro}s{seq}-ac-peft-upcast",
             _workload(
-                model, "qlora", "bf16-mixed", micro, seq, checkpointing=True,
-                lora={"rank": 16}, qlora={"kbit_training": True}, framework="transformers",
+                model,
+                "qlora",
+                "bf16-mixed",
+                micro,
+                seq,
+                checkpointing=True,
+                lora={"rank": 16},
+                qlora={"kbit_training": True},
+                framework="transformers",
             ),
         )
     # D. Inference: prefill and one decode step, static KV cache of the context length.
@@ -194,19 +218,35 @@ def grid() -> dict[str, dict[str, Any]]:
             parallelism = {"dp": ranks, "fsdp": "full_shard"}
             add(
                 f"{model}-fsdp{ranks}-full-bf16-mixed-b{micro}s{seq}-ac",
-                _workload(model, "full_finetune", "bf16-mixed", micro, seq, checkpointing=True, parallelism=parallelism),
+                _workload(
+                    model,
+                    "full_finetune",
+                    "bf16-mixed",
+                    micro,
+                    seq,
+                    checkpointing=True,
+                    parallelism=parallelism,
+                ),
             )
             add(
                 f"{model}-fsdp{ranks}-lora-bf16-mixed-b{micro}s{seq}-ac",
                 _workload(
-                    model, "lora", "bf16-mixed", micro, seq, checkpointing=True,
-                    lora={"rank": 16, "targets": ["all-linear"]}, parallelism=parallelism,
+                    model,
+                    "lora",
+                    "bf16-mixed",
+                    micro,
+                    seq,
+                    checkpointing=True,
+                    lora={"rank": 16, "targets": ["all-linear"]},
+                    parallelism=parallelism,
                 ),
             )
         micro, seq = _pick(model, SIZES[:3], "fsdp8-true")
         add(
             f"{model}-fsdp8-full-bf16-true-b{micro}s{seq}-noac",
-            _workload(model, "full_finetune", "bf16-true", micro, seq, parallelism={"dp": 8, "fsdp": "full_shard"}),
+            _workload(
+                model, "full_finetune", "bf16-true", micro, seq, parallelism={"dp": 8, "fsdp": "full_shard"}
+            ),
         )
     # F. Mechanisms: optimizer in backward, fused step, chunked loss, activation offloading,
     #    gradient accumulation, other optimizers, fp16 with loss scaling.
@@ -214,7 +254,15 @@ def grid() -> dict[str, dict[str, Any]]:
         micro, seq = _pick(model, SIZES[:4], "mech")
         add(
             f"{model}-full-bf16-true-b{micro}s{seq}-ac-inbwd",
-            _workload(model, "full_finetune", "bf16-true", micro, seq, checkpointing=True, optimizer_in_backward=True),
+            _workload(
+                model,
+                "full_finetune",
+                "bf16-true",
+                micro,
+                seq,
+                checkpointing=True,
+                optimizer_in_backward=True,
+            ),
         )
         add(
             f"{model}-full-bf16-true-b{micro}s{seq}-noac-fused",
@@ -227,7 +275,13 @@ def grid() -> dict[str, dict[str, Any]]:
         add(
             f"{model}-lora-bf16-true-b{micro}s{seq}-ac-offload",
             _workload(
-                model, "lora", "bf16-true", micro, seq, checkpointing=True, offloading=True,
+                model,
+                "lora",
+                "bf16-true",
+                micro,
+                seq,
+                checkpointing=True,
+                offloading=True,
                 lora={"rank": 16, "targets": ["all-linear"]},
             ),
         )
@@ -235,7 +289,12 @@ def grid() -> dict[str, dict[str, Any]]:
             f"{model}-full-bf16-mixed-b{micro}s{seq}-ac-accum4",
             _workload(model, "full_finetune", "bf16-mixed", micro, seq, checkpointing=True, grad_accum=4),
         )
-    for model, optimizer in (("llama32-1b", "sgd-momentum"), ("tinyllama", "adafactor"), ("gpt2", "sgd"), ("qwen25-05b", "adafactor")):
+    for model, optimizer in (
+        ("llama32-1b", "sgd-momentum"),
+        ("tinyllama", "adafactor"),
+        ("gpt2", "sgd"),
+        ("qwen25-05b", "adafactor"),
+    ):
         micro, seq = _pick(model, SIZES[:4], optimizer)
         add(
             f"{model}-full-32-true-b{micro}s{seq}-noac-{optimizer}",
@@ -292,7 +351,14 @@ def run_one(case_id: str, spec: dict[str, Any]) -> dict[str, Any]:
     record = result.as_dict()
     for key in ("versions", "not_seen"):
         record.pop(key)
-    return {"id": case_id, "split": split_of(case_id), "workload": spec, "inputs": inputs_record(inputs), "trace": record, "versions": result.versions}
+    return {
+        "id": case_id,
+        "split": split_of(case_id),
+        "workload": spec,
+        "inputs": inputs_record(inputs),
+        "trace": record,
+        "versions": result.versions,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -334,7 +400,9 @@ def main(argv: list[str] | None = None) -> int:
                 entry = future.result()
             except Exception as exc:  # a trace that fails is reported, the others go on
                 failures.append((case_id, f"{type(exc).__name__}: {exc}"))
-                print(f"[{done}/{len(futures)}] {case_id}: FAILED {type(exc).__name__}: {exc}", file=sys.stderr)
+                print(
+                    f"[{done}/{len(futures)}] {case_id}: FAILED {type(exc).__name__}: {exc}", file=sys.stderr
+                )
                 continue
             versions = entry.pop("versions")
             results[case_id] = entry
@@ -356,7 +424,9 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if failures else 0
 
 
-def _write(cases: dict[str, Any], results: dict[str, Any], versions: dict[str, str], existing: dict[str, Any]) -> list[Any]:
+def _write(
+    cases: dict[str, Any], results: dict[str, Any], versions: dict[str, str], existing: dict[str, Any]
+) -> list[Any]:
     import yaml
 
     ordered = [results[case_id] for case_id in cases if case_id in results]

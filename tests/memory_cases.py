@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rigcheck.core.documents import parse_spec
-from rigcheck.core.estimate import GIB, estimate_workload
+from rigcheck.core.estimate import GIB, estimate_workload, uncertainty_class
 from rigcheck.core.estimation.architecture import resolve_architecture
 from rigcheck.core.loader import load_yaml_file
 
@@ -42,6 +42,7 @@ class CaseResult:
     expected_fit: str = ""  # refuse | fits, for cases scored on the fit decision
     verdict: str = ""  # pass | warn | fail, MEM001's verdict on the case's GPU
     share: float = 0.0  # need / capacity on that GPU
+    band: str = ""  # the estimate's uncertainty class (rigcheck.core.estimate.uncertainty_class)
 
     @property
     def new(self) -> bool:
@@ -125,6 +126,7 @@ def estimate_case(case_id: str, measurement: dict, spec: dict) -> CaseResult:  #
         expected,
         verdict,
         share,
+        uncertainty_class(estimate.inputs),
     )
 
 
@@ -191,6 +193,18 @@ def summary(results: list[CaseResult]) -> dict[str, float]:
     }
 
 
+def error_band(results: list[CaseResult]) -> dict[str, dict[str, float]]:
+    """The 10th and 90th percentiles of the signed error (estimate / measured - 1) over the scored
+    cases with a number, per uncertainty class: MEM001's range (specs/rules/memory.yaml
+    ``uncertainty``). Linear interpolation between order statistics (numpy's default)."""
+    band = {}
+    for kind in ("training_replicated", "training_sharded", "inference"):
+        errors = [r.error for r in results if r.scored and r.has_number and r.band == kind]
+        deciles = statistics.quantiles(errors, n=10, method="inclusive")
+        band[kind] = {"p10_error": deciles[0], "p90_error": deciles[8], "cases": len(errors)}
+    return band
+
+
 def table(results: list[CaseResult]) -> str:
     rows = [
         f"{'case':44} {'basis':11} {'measured':>9} {'rigcheck':>9} {'error':>7} {'accel.':>8} {'error':>7}"
@@ -206,5 +220,7 @@ def table(results: list[CaseResult]) -> str:
                 f"{r.accelerate_gib:8.2f} {r.accelerate_error:+7.1%}{mark}"
             )
         else:
-            rows.append(f"{r.case_id:44} {r.basis:11} {'-':>9} {r.estimated_gib:9.2f} {'':7} {'':8} {'':7}{mark}")
+            rows.append(
+                f"{r.case_id:44} {r.basis:11} {'-':>9} {r.estimated_gib:9.2f} {'':7} {'':8} {'':7}{mark}"
+            )
     return "\n".join(rows)

@@ -40,3 +40,19 @@ def test_lora_memory_script_runs_on_the_cpu() -> None:
     (result,) = _run("lora_memory.py", "--runs", "2:64:ac")
     assert result["gradient_checkpointing"] is True and result["adapter_dtype"] == "torch.float32"
     assert result["trainable"] == 32_768  # rank 16 on 7 linears of 2 tiny layers: 16 x (sum of d_in + d_out)
+
+
+def test_grid_memory_script_runs_on_the_cpu() -> None:
+    pytest.importorskip("torch", reason="needs torch")
+    pytest.importorskip("peft", reason="needs transformers and peft (extra trace)")
+    lora, qwen, gpt2 = _run("grid_memory.py")
+    assert [r["case"] for r in (lora, qwen, gpt2)] == [
+        "llama32-1b-lora-bf16-mixed-b4s1024-ac-all",
+        "qwen25-05b-full-bf16-mixed-b2s2048-ac",
+        "gpt2-full-bf16-mixed-b2s2048-noac",
+    ]
+    # the tiny GPT-2: one block at d=64, f=128 (LayerNorms 2 x 128, c_attn 64 x 192 + 192, c_proj 64 x 64 + 64,
+    # c_fc 64 x 128 + 128, mlp c_proj 128 x 64 + 64), tied wte 1,000 x 64, wpe 1,024 x 64, ln_f 128
+    block = 2 * 128 + (64 * 192 + 192) + (64 * 64 + 64) + (64 * 128 + 128) + (128 * 64 + 64)
+    assert gpt2["params"] == 1000 * 64 + 1024 * 64 + block + 128 == 163_136
+    assert all(r["tiny"] and r["traced_gib"] is None and r["step_s"] > 0 for r in (lora, qwen, gpt2))

@@ -1,23 +1,66 @@
-"""Each memory component and speed formula, against numbers worked by hand from its source."""
+"""Each memory component and speed formula, against numbers worked by hand from its source.
+
+Every expected value below is arithmetic on the architecture's numbers (from specs/models/presets.yaml, i.e. the
+models' config.json) and the constants the code's docstrings cite; none is computed by the code under test.
+"""
 
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
-from rigcheck.core.estimate import alternatives, largest_micro_batch
+from rigcheck.core.documents import parse_spec
+from rigcheck.core.estimate import (
+    fit_verdict,
+    largest_micro_batch,
+    memory_inputs,
+    required_bytes,
+    uncertainty_class,
+)
 from rigcheck.core.estimation.architecture import Architecture, architecture_from_mapping, find_preset
-from rigcheck.core.estimation.memory import GIB, MemoryInputs, _Training, estimate_memory
-from rigcheck.core.estimation.throughput import decode_speed, training_speed
+from rigcheck.core.estimation.fixes import Limits, find_fixes
+from rigcheck.core.estimation.memory import GIB, MemoryEstimate, MemoryInputs, estimate_memory
+from rigcheck.core.estimation.memory.activations import BlockModel
+from rigcheck.core.estimation.memory.flow import Flow, flow_of
+from rigcheck.core.estimation.memory.training import Training
+from rigcheck.core.estimation.throughput import decode_speed, matmul_params, training_speed
 from rigcheck.core.facts import load_rule_facts
 
 FACTS = load_rule_facts("memory")
 
 
-def preset(name: str, **changes) -> Architecture:  # type: ignore[no-untyped-def]
-    return replace(architecture_from_mapping(find_preset(name), name=name), **changes)
+def preset(name: str, **changes: Any) -> Architecture:
+    return replace(architecture_from_mapping(find_preset(name), name=name), **changes)  # type: ignore[arg-type]
 
+
+def block_terms(inputs: MemoryInputs) -> dict[str, float]:
+    """One block's saved bytes, built as training.py builds its BlockModel."""
+    roles = inputs.arch.lora_roles(inputs.lora_targets) if inputs.frozen_base else ()
+    return BlockModel(inputs, flow_of(inputs), frozenset(roles)).terms(inputs.micro_batch * inputs.seq_len)
+
+
+def state_bytes(estimate: MemoryEstimate) -> float:
+    return sum(c.bytes for c in estimate.components if c.kind == "state")
+
+
+def gpu(name: str) -> Any:
+    from rigcheck.core.catalog import Catalog, load_catalog_file
+
+    catalog = Catalog()
+    load_catalog_file("specs/hardware/gpus.yaml", catalog)
+    return catalog.lookup(name)
+
+
+# Parameter counts worked by hand from config.json shapes (q, k, v, o; gate, up, down; two RMSNorm vectors).
+L3_8B_LAYER = 2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336 + 2 * 4096  # 218,112,000
+L3_8B_ROOT = 2 * 128256 * 4096 + 4096  # embed_tokens + untied lm_head + final norm
+L3_8B_PARAMS = 32 * L3_8B_LAYER + L3_8B_ROOT  # 8,030,261,248
+L2_7B_PARAMS = 32 * (4 * 4096 * 4096 + 3 * 4096 * 11008 + 2 * 4096) + 2 * 32000 * 4096 + 4096  # 6,738,415,616
+L3_70B_PARAMS = (
+    80 * (2 * 8192 * 8192 + 2 * 8192 * 1024 + 3 * 8192 * 28672 + 2 * 8192) + 2 * 128256 * 8192 + 8192
+)  # 70,553,706,496
 
 GPT_BLOCK = Architecture(  # the block Korthikanti et al. analyse: f = 4h, MHA, LayerNorm, dropout, GELU
     name="gpt",
@@ -38,69 +81,277 @@ GPT_BLOCK = Architecture(  # the block Korthikanti et al. analyse: f = 4h, MHA, 
 )
 
 
+def test_parameter_counts_by_hand() -> None:
+    """The shapes give the parameter counts the tests below use."""
+    assert preset("llama-3-8b").params == L3_8B_PARAMS == 8_030_261_248
+    assert preset("llama-2-7b").params == L2_7B_PARAMS == 6_738_415_616
+    assert preset("llama-3-70b").params == L3_70B_PARAMS == 70_553_706_496
+
+
+# -- Korthikanti et al. (framework: megatron) ----------------------------------------------------------------
+
+
 def test_korthikanti_gpt_block_activations() -> None:
     """sbh(34 + 5as/h) bytes per layer in 16-bit (arXiv:2205.05198 eq. 1), s=2048, b=1, h=4096, a=32."""
-    inputs = MemoryInputs(GPT_BLOCK, precision="bf16-true", micro_batch=1, seq_len=2048, attention="eager")
-    terms = _Training(inputs, FACTS).layer_terms(2048)
+    inputs = MemoryInputs(
+        GPT_BLOCK, precision="bf16-true", micro_batch=1, seq_len=2048, attention="eager", framework="megatron"
+    )
+    assert BlockModel(inputs, flow_of(inputs), frozenset()).style == "megatron"
+    terms = block_terms(inputs)
     sbh = 2048 * 1 * 4096
-    expected = sbh * (34 + 5 * 32 * 2048 / 4096)  # 285,212,672 + 671,088,640
-    assert sum(terms.values()) == expected == 956_301_312
-    assert terms["attention_scores"] == 5 * 32 * 2048**2
-    flash = _Training(replace(inputs, attention="flash"), FACTS).layer_terms(2048)
-    assert sum(flash.values()) == 34 * sbh  # no s x s scores with flash attention
+    # section 4.1, term by term: two LayerNorm inputs 2sbh each; the QKV input 2sbh; Q, K (for QK^T) and V 2sbh
+    # each; the output projection's input 2sbh; two 1-byte dropout masks sbh each; the MLP input 2sbh; GELU's
+    # input and output 8sbh each; softmax output 2as^2b, its dropout mask as^2b and the dropped scores 2as^2b
+    assert terms == {
+        "norm_inputs": 4 * sbh,
+        "attention_input": 2 * sbh,
+        "q_k_v": 6 * sbh,
+        "attention_output": 2 * sbh,
+        "attention_scores": (2 + 1 + 2) * 32 * 2048 * 2048 * 1,
+        "dropout_masks": 2 * sbh,
+        "mlp_input": 2 * sbh,
+        "mlp_intermediate": 16 * sbh,
+    }
+    assert sum(terms.values()) == sbh * (34 + 5 * 32 * 2048 / 4096) == 956_301_312
+    flash = block_terms(replace(inputs, attention="flash"))
+    assert "attention_scores" not in flash  # no s x s scores with flash attention
+    assert sum(flash.values()) == 34 * sbh
 
 
 def test_korthikanti_tensor_and_sequence_parallel() -> None:
-    """TP only: sbh(10 + 24/t + 5as/(ht)); TP + SP: sbh/t (34 + 5as/h)."""
+    """TP only: sbh(10 + 24/t + 5as/(ht)) (eq. 2); TP + SP: sbh/t (34 + 5as/h) (eq. 4)."""
     t, sbh = 4, 2048 * 4096
-    tp = _Training(
-        MemoryInputs(GPT_BLOCK, precision="bf16-true", seq_len=2048, attention="eager", tp=t), FACTS
+    base = MemoryInputs(
+        GPT_BLOCK, precision="bf16-true", seq_len=2048, attention="eager", tp=t, framework="megatron"
     )
-    assert sum(tp.layer_terms(2048).values()) == pytest.approx(
-        sbh * (10 + 24 / t + 5 * 32 * 2048 / (4096 * t))
-    )
-    sp = _Training(
-        MemoryInputs(GPT_BLOCK, precision="bf16-true", seq_len=2048, attention="eager", tp=t, sp=True), FACTS
-    )
-    assert sum(sp.layer_terms(2048).values()) == pytest.approx(sbh / t * (34 + 5 * 32 * 2048 / 4096))
+    tp = block_terms(base)
+    assert sum(tp.values()) == sbh * (10 + 24 / t + 5 * 32 * 2048 / (4096 * t))
+    # the 10 sbh TP does not split: LayerNorm inputs 4, dropout masks 2, attention and MLP inputs 2 + 2
+    assert tp["norm_inputs"] + tp["dropout_masks"] + tp["attention_input"] + tp["mlp_input"] == 10 * sbh
+    sp = block_terms(replace(base, sp=True))
+    assert sum(sp.values()) == sbh / t * (34 + 5 * 32 * 2048 / 4096)
 
 
-def test_full_checkpointing_keeps_layer_inputs_plus_one_layer() -> None:
-    arch = replace(GPT_BLOCK, layers=24)
-    full = estimate_memory(
-        MemoryInputs(
-            arch, precision="bf16-true", seq_len=2048, attention="flash", activation_checkpointing="full"
-        )
+def test_megatron_final_layernorm_keeps_its_16bit_input() -> None:
+    inputs = MemoryInputs(
+        GPT_BLOCK, precision="bf16-true", seq_len=2048, attention="flash", framework="megatron"
     )
-    layer_input = 2 * 2048 * 4096  # 16-bit layer input, b=1
-    one_layer = 34 * 2048 * 4096
-    outer = 8 * 2048 + 2048 * 4096 + 2 * 2048 * 4096 + 2 * 2048 * 4096  # ids, dropout mask, final norm in/out
-    assert full.component("activations").bytes == 24 * layer_input + one_layer + outer
+    outer = BlockModel(inputs, flow_of(inputs), frozenset()).outer(2048)
+    assert outer["final_norm"] == 2 * 2048 * 4096  # as norm_inputs: 2 B per element for each LayerNorm
 
 
-def test_llama3_70b_kv_cache_at_8k_with_gqa() -> None:
-    """2 (K, V) x 80 layers x 8 KV heads x 128 x 2 B x 8192 tokens = 2.5 GiB per sequence."""
-    arch = preset("llama-3-70b")
-    one = estimate_memory(
-        MemoryInputs(arch, task="inference", precision="bf16-mixed", concurrency=1, context_len=8192)
+# -- the Llama block (activations.py) ----------------------------------------------------------------------
+
+T = 16  # tokens: micro-batch 1 x 16
+H, Q, KV, F = 4096, 32 * 128, 8 * 128, 14336  # llama-3-8b: hidden, q width, k/v width (8 KV heads), ffn
+
+
+def test_llama_block_bf16_true_flash() -> None:
+    """bf16-true (every tensor 2 B), SDPA/flash, every weight trained."""
+    inputs = MemoryInputs(
+        preset("llama-3-8b"), precision="bf16-true", micro_batch=1, seq_len=T, attention="sdpa"
     )
-    assert one.component("kv_cache").bytes == 2 * 80 * 8 * 128 * 2 * 8192 == 2_684_354_560
-    tp8 = estimate_memory(
-        MemoryInputs(arch, task="inference", precision="bf16-mixed", concurrency=32, context_len=8192, tp=8)
+    assert flow_of(inputs) == Flow(residual=2, compute=2, autocast=False, weights=2, adapter=2)
+    expected = {
+        # two RMSNorms: the fp32 view of the input (4) + the normalised product the weight's grad reads (2)
+        "norms": 2 * (4 + 2) * T * H,
+        # q, k, v share the attention norm's output; gate and up the MLP norm's (one 2 B tensor each)
+        "linear_inputs": (2 + 2) * T * H,
+        # q and the grouped K/V (8 heads, read in place by the flash kernel)
+        "q_k_v": 2 * T * (Q + 2 * KV),
+        "attention_output": 2 * T * Q,  # also o_proj's input
+        # gate, up, silu(gate) and their product (down_proj's input)
+        "mlp_intermediate": (3 + 1) * 2 * T * F,
+    }
+    terms = block_terms(inputs)
+    assert terms == expected
+    assert sum(terms.values()) == T * (12 * H + 4 * H + 2 * (Q + 2 * KV) + 2 * Q + 8 * F) == T * 200_704
+    assert block_terms(replace(inputs, attention="flash")) == expected
+
+
+def test_llama_block_bf16_mixed_differs_by_autocast_copies() -> None:
+    """Autocast over an fp32 model: the residual stream and the norms' products are fp32 (4 B), and each linear
+    that reads a normed activation saves its own 16-bit copy of it (cached_cast caches only leaf tensors)."""
+    true16 = MemoryInputs(preset("llama-3-8b"), precision="bf16-true", micro_batch=1, seq_len=T)
+    mixed = replace(true16, precision="bf16-mixed")
+    assert flow_of(mixed) == Flow(residual=4, compute=2, autocast=True, weights=4, adapter=4)
+    a, b = block_terms(true16), block_terms(mixed)
+    assert b["norms"] == 2 * (4 + 4) * T * H  # the fp32 input itself and an fp32 product
+    assert b["norms"] - a["norms"] == 2 * (4 - 2) * T * H
+    assert b["linear_inputs"] == (3 * 2 + 2 * 2) * T * H  # q, k, v and gate, up: one 16-bit copy each
+    assert b["linear_inputs"] - a["linear_inputs"] == 6 * T * H
+    for name in ("q_k_v", "attention_output", "mlp_intermediate"):
+        assert b[name] == a[name]  # matmul outputs are 16-bit either way; down reads the 16-bit product as is
+
+
+def test_lora_keeps_only_the_adapted_linears_inputs() -> None:
+    """LoRA on q_proj and v_proj over a frozen base: only adapted (or trained) linears save their input."""
+    inputs = MemoryInputs(
+        preset("llama-3-8b"),
+        task="lora",
+        precision="bf16-true",
+        micro_batch=1,
+        seq_len=T,
+        lora_rank=8,
+        lora_targets=("q_proj", "v_proj"),
     )
-    assert tp8.component("kv_cache").bytes == 2 * 80 * 1 * 128 * 2 * 8192 * 32  # one KV head per rank
-    mha = replace(arch, kv_heads=64)  # without GQA: 8x the cache
-    assert (
-        estimate_memory(MemoryInputs(mha, task="inference", concurrency=1, context_len=8192))
-        .component("kv_cache")
-        .bytes
-        == 8 * 2_684_354_560
+    terms = block_terms(inputs)
+    assert terms == {
+        "norms": 2 * 4 * T * H,  # frozen norm weights: only the fp32 input view
+        "linear_inputs": 2 * T * H,  # q and v share the normed input (bf16 adapters: PEFT casts nothing)
+        "q_k_v": 2 * T * (Q + 2 * KV),
+        "attention_output": 2 * T * Q,
+        "mlp_intermediate": 3 * 2 * T * F,  # gate, up, silu(gate); the frozen down_proj keeps no product
+    }
+    # under autocast (fp32 adapters over a bf16 base) each adapter's matmul saves its own 16-bit copy
+    mixed = block_terms(replace(inputs, precision="bf16-mixed"))
+    assert mixed["linear_inputs"] == (2 + 2) * T * H
+    # an adapted o_proj saves its own input besides the attention output
+    with_o = block_terms(replace(inputs, precision="bf16-mixed", lora_targets=("q_proj", "v_proj", "o_proj")))
+    assert with_o["o_input"] == 2 * T * Q
+    # LoRA dropout: a 1-byte mask and the dropped (bf16) copy per adapted linear
+    dropout = block_terms(replace(inputs, lora_dropout=0.1))
+    assert dropout["linear_inputs"] == 2 * (1 + 2) * T * H
+
+
+def test_eager_attention_keeps_scores_and_expands_gqa() -> None:
+    arch = preset("llama-3-8b")
+    base = MemoryInputs(arch, precision="bf16-true", micro_batch=1, seq_len=4096)
+    flash = block_terms(replace(base, attention="flash"))
+    sdpa = block_terms(replace(base, attention="sdpa"))
+    eager = block_terms(replace(base, attention="eager"))
+    assert flash["q_k_v"] == sdpa["q_k_v"] == 2 * 4096 * (4096 + 2 * 1024)  # native GQA: K and V at 8 heads
+    assert eager["q_k_v"] == 2 * 4096 * (3 * 4096)  # repeat_kv copies K and V to 32 heads
+    assert eager["attention_scores"] == 32 * 4096 * 4096 * (4 + 2)  # fp32 softmax output + its 16-bit copy
+    assert "attention_scores" not in sdpa
+
+
+def test_mixture_of_experts() -> None:
+    """Mixtral 8x7B: all 8 experts are held (46.7B params), 2 are active per token (FLOPs and activations)."""
+    arch = preset("mixtral-8x7b")
+    attention = 2 * 4096 * 4096 + 2 * 4096 * 1024
+    per_expert = 3 * 4096 * 14336
+    router, norms = 4096 * 8, 2 * 4096
+    assert arch.params == 32 * (attention + 8 * per_expert + router + norms) + 2 * 32000 * 4096 + 4096
+    assert arch.params == pytest.approx(46.70e9, rel=0.001)
+    # per token the matmuls read the attention, the router, 2 of the 8 experts (6 idle) and the LM head
+    active = 32 * (attention + 2 * per_expert + router + norms) + 32000 * 4096
+    assert matmul_params(MemoryInputs(arch)) == active
+    terms = block_terms(MemoryInputs(arch, precision="bf16-true", seq_len=1024))
+    # per routed token (top-2): its copy of the input (h), gate, up, act (3f), the product (f), the down output (h)
+    assert terms["mlp_intermediate"] == 2 * (2 * 4096 + 3 * 2 * 14336 + 2 * 14336 + 2 * 4096) * 1024
+    ep = estimate_memory(MemoryInputs(arch, precision="bf16-true", seq_len=16, dp=8, ep=8))
+    # experts split 8 ways: one expert per GPU, the rest (attention, router, norms, embeddings, head) whole
+    one_expert = 32 * (attention + 1 * per_expert + router + norms) + 2 * 32000 * 4096 + 4096
+    assert ep.component("weights").bytes == 2 * one_expert
+
+
+# -- full checkpointing and the step's phases -----------------------------------------------------------------
+
+
+def test_full_checkpointing_keeps_layer_inputs_and_recomputes_one_block() -> None:
+    arch = preset("llama-3-8b")
+    inputs = MemoryInputs(
+        arch,
+        precision="bf16-true",
+        micro_batch=1,
+        seq_len=2048,
+        attention="sdpa",
+        activation_checkpointing="full",
     )
+    estimate = estimate_memory(inputs)
+    s = 2048
+    layer_input = 2 * s * 4096  # the bf16 residual stream entering each block
+    outer = 16 * s + (4 + 2) * s * 4096 + 2 * s * 4096  # int64 ids + labels, final RMSNorm, lm_head's input
+    activations = estimate.component("activations")
+    assert activations.bytes == 32 * layer_input + outer
+    one_block = s * 200_704  # the block of test_llama_block_bf16_true_flash, recomputed
+    temporaries = (3 * 2 * 14336 + 2 * 2 * 4096) * s  # grads of gate, up, act (3 x f) and two of width h
+    p = L3_8B_PARAMS
+    # late backward: weights 2 + AdamW m, v in bf16 4 + every gradient 2 B/param, one block and its temporaries
+    assert estimate.phases["late backward"] == (2 + 4 + 2) * p + one_block + temporaries
+    # the optimizer step: states + gradients + foreach AdamW's temporary (one bf16 tensor per parameter)
+    assert estimate.phases["optimizer step"] == (2 + 4 + 2 + 2) * p
+    assert estimate.peak_phase == "optimizer step" and estimate.allocated == 10 * p
+    assert not activations.at_peak  # freed by the time the optimizer steps
+
+
+# -- the loss ---------------------------------------------------------------------------------------------
+
+
+def test_logits_bytes_per_element() -> None:
+    """Standard loss (logits.float() then cross-entropy): forward c + 4 + 4, kept 4, backward 12 B per logit;
+    chunked: the fp32 log-softmax kept whole, copies one chunk of 8 at a time; fused: no logits; no upcast
+    (nanoGPT's F.cross_entropy on bf16 logits)."""
+    arch = preset("llama-3.2-3b")
+    inputs = MemoryInputs(arch, precision="bf16-true", micro_batch=2, seq_len=4096)
+    e = 2 * 4096 * 128256  # tokens x vocab
+    kept, forward, backward, _ = Training(inputs, FACTS).logits()
+    assert (kept, forward, backward) == (4 * e, (2 + 4 + 4) * e, 12 * e)
+    chunked = Training(replace(inputs, loss="chunked"), FACTS).logits()[:3]
+    assert chunked == (4 * e, 4 * e + (2 + 4) * e / 8, 4 * e + (4 + 4) * e / 8)
+    fused = Training(replace(inputs, loss="fused"), FACTS).logits()[:3]
+    assert fused == (2 * 8192 * 3072,) * 3  # the head input's gradient only: bf16, tokens x hidden
+    no_upcast = Training(replace(inputs, logits_upcast=False), FACTS).logits()[:3]
+    assert no_upcast == (2 * e, (2 + 2) * e, (2 + 2 + 2) * e)  # everything bf16
+    autocast = Training(replace(inputs, logits_upcast=False, precision="bf16-mixed"), FACTS).logits()[:3]
+    assert autocast == (4 * e, (2 + 4) * e, (2 * 4 + 2) * e)  # autocast's log_softmax runs in fp32
+
+    estimate = estimate_memory(inputs)
+    assert estimate.peak_phase == "backward"  # the 12 B/logit of the loss's backward beat the forward's 10
+    logits, loss_backward = estimate.component("logits"), estimate.component("loss_backward")
+    assert logits.bytes == 4 * e and logits.at_peak  # what is left of the logits when backward starts
+    assert loss_backward.bytes == (4 + 4) * e and loss_backward.at_peak  # nll_loss and log_softmax grads
+    assert estimate.phases["backward"] - estimate.phases["forward"] == 12 * e - 10 * e
+    chunked_estimate = estimate_memory(replace(inputs, loss="chunked"))
+    assert chunked_estimate.component("loss_backward").bytes == 8 * e / 8
+
+
+def test_runtime_totals() -> None:
+    """reserved = allocated x 1.17 (runtime.allocator_overhead); device = reserved + 0.5 GiB CUDA context
+    (+ 0.5 GiB NCCL buffers with more than one GPU)."""
+    inputs = MemoryInputs(preset("llama-3.2-3b"), precision="bf16-true", micro_batch=1, seq_len=1024)
+    one = estimate_memory(inputs)
+    assert one.reserved == pytest.approx(one.allocated * 1.17)
+    assert one.device == pytest.approx(one.reserved + 0.5 * GIB)
+    ddp = estimate_memory(replace(inputs, dp=2))
+    assert ddp.device == pytest.approx(ddp.allocated * 1.17 + 0.5 * GIB + 0.5 * GIB)
+
+
+# -- model states (training.py _torch_states, _deepspeed_states, _frozen_states) ------------------------------
+
+
+def test_model_states_per_precision_and_sharding() -> None:
+    """Autocast + AdamW: fp32 weights 4, fp32 grads 4, AdamW 8 B/param, plus 2 B 16-bit copies of the weights
+    matmuls read (HF model_memory_anatomy's 18); bf16-true: 2 + 2 + 4; ZeRO-2: 2 + 18/N and ZeRO-3: 20/N +
+    4 x the largest module (DeepSpeed's estimators)."""
+    arch = preset("llama-2-7b")
+    p = L2_7B_PARAMS
+
+    def estimate(**kw: Any) -> MemoryEstimate:
+        return estimate_memory(MemoryInputs(arch, micro_batch=1, seq_len=16, **kw))
+
+    amp = estimate(precision="bf16-mixed")
+    assert state_bytes(amp) == (4 + 4 + 8) * p
+    linear = 32 * (4 * 4096 * 4096 + 3 * 4096 * 11008)  # the block linears; plus the lm_head
+    assert amp.component("weight_copies").bytes == 2 * (linear + 32000 * 4096)
+    assert state_bytes(estimate(precision="bf16-true")) == (2 + 2 + 4) * p  # AdamW states in bf16
+    assert state_bytes(estimate(precision="32-true")) == (4 + 4 + 8) * p
+    assert estimate(precision="32-true").component("weight_copies") is None
+    assert state_bytes(estimate(precision="bf16-mixed", optimizer="adamw-8bit")) == (4 + 4 + 2) * p
+    sgd = estimate(precision="bf16-mixed", optimizer="sgd")
+    assert state_bytes(sgd) == (4 + 4) * p and sgd.component("optimizer_states") is None
+    # ZeRO-2: bf16 params whole; bf16 grads, fp32 grads, fp32 master and AdamW partitioned
+    assert state_bytes(estimate(precision="bf16-mixed", dp=8, zero=2)) == 2 * p + (2 + 4 + 4 + 8) * p / 8
+    zero3 = estimate(precision="bf16-mixed", dp=8, zero=3)
+    assert state_bytes(zero3) == (2 + 2 + 4 + 4 + 8) * p / 8
+    assert zero3.component("gathered_params").bytes == 4 * 32000 * 4096  # the embedding is the largest module
+    ddp = estimate(precision="bf16-mixed", dp=8)
+    assert ddp.component("ddp_buckets").bytes == 4 * p  # one more copy of the fp32 gradients
 
 
 def test_nf4_bytes_of_llama3_8b_with_bf16_embeddings_and_head() -> None:
-    """Linear layers at 4.127 bits (NF4 + double quantisation, QLoRA paper); embeddings, head and
-    norms stay bf16."""
+    """Linear layers at 4.127 bits (NF4 + double quantisation, QLoRA paper); embeddings, head and norms bf16."""
     arch = preset("llama-3-8b")
     linear_per_layer = 2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336  # q, o, k, v, gate/up/down
     assert arch.linear_params == 32 * linear_per_layer == 6_979_321_856
@@ -119,7 +370,7 @@ def test_lora_adapter_parameters() -> None:
     """r (d_in + d_out) per adapted linear: Llama-2-7B, r=16 on q, k, v, o = 32 x 4 x 16 x 8192."""
     arch = preset("llama-2-7b")
     roles = arch.lora_roles(["q_proj", "k_proj", "v_proj", "o_proj"])
-    assert arch.lora_params_per_layer(16, roles) * 32 == 16_777_216
+    assert arch.lora_params_per_layer(16, roles) * 32 == 32 * 4 * 16 * (4096 + 4096) == 16_777_216
     estimate = estimate_memory(
         MemoryInputs(
             arch,
@@ -129,10 +380,12 @@ def test_lora_adapter_parameters() -> None:
             lora_targets=("q_proj", "k_proj", "v_proj", "o_proj"),
         )
     )
-    assert (
-        estimate.component("adapters").bytes == 16_777_216 * 16
-    )  # fp32 adapters: weight, grad, AdamW m and v
-    assert estimate.component("weights").bytes == arch.params * 2  # frozen bf16 base
+    # PEFT keeps adapters fp32 under autocast: weight 4, gradient 4, AdamW m and v 8 (16 B in all)
+    assert estimate.component("adapters").bytes == 16_777_216 * 4
+    assert estimate.component("adapter_gradients").bytes == 16_777_216 * 4
+    assert estimate.component("adapter_optimizer_states").bytes == 16_777_216 * 8
+    assert estimate.component("weights").bytes == L2_7B_PARAMS * 2  # frozen bf16 base
+    assert estimate.component("gradients") is None
 
 
 def test_gpt2_and_qwen1_target_names() -> None:
@@ -140,67 +393,235 @@ def test_gpt2_and_qwen1_target_names() -> None:
     assert gpt2.lora_roles(["c_attn"]) == ("q", "k", "v")
     assert set(gpt2.lora_roles(["c_proj"])) == {"o", "down"}  # matches attention and MLP projections
     qwen = preset("qwen-1.8b")
-    assert set(qwen.lora_roles(["c_attn", "c_proj", "w1", "w2"])) == {
-        "q",
-        "k",
-        "v",
-        "o",
-        "down",
-        "up",
-        "gate",
-    }
+    every_role = {"q", "k", "v", "o", "down", "up", "gate"}
+    assert set(qwen.lora_roles(["c_attn", "c_proj", "w1", "w2"])) == every_role
     with pytest.raises(ValueError, match="did you mean 'q_proj'"):
         preset("llama-3-8b").lora_roles(["q_prj"])
 
 
-def test_model_states_per_precision_and_sharding() -> None:
-    """AMP + AdamW = 18 B/param (HF model_memory_anatomy); bf16-true AdamW = 8; ZeRO-2 = 2 + 18/N
-    and ZeRO-3 = 18/N + 4 x largest module (DeepSpeed's estimators)."""
-    arch = preset("llama-2-7b")
-    p = arch.params
-
-    def states(**kw) -> float:  # type: ignore[no-untyped-def]
-        est = estimate_memory(MemoryInputs(arch, micro_batch=1, seq_len=16, **kw))
-        return sum(c.bytes for c in est.components if c.kind == "state")
-
-    assert states(precision="bf16-mixed") == pytest.approx(18 * p)
-    assert states(precision="bf16-true") == pytest.approx(8 * p)
-    assert states(precision="32-true") == pytest.approx(16 * p)
-    assert states(precision="bf16-mixed", optimizer="adamw-8bit") == pytest.approx(12 * p)
-    assert states(precision="bf16-mixed", optimizer="sgd") == pytest.approx(10 * p)
-    assert states(precision="bf16-mixed", dp=8, zero=2) == pytest.approx((2 + 18 / 8) * p)
-    zero3 = estimate_memory(MemoryInputs(arch, precision="bf16-mixed", dp=8, zero=3, seq_len=16))
-    assert sum(c.bytes for c in zero3.components if c.kind == "state") == pytest.approx(20 / 8 * p)
-    assert zero3.component("gathered_params").bytes == 4 * 32000 * 4096  # the embedding is the largest module
-    ddp = estimate_memory(MemoryInputs(arch, precision="bf16-mixed", dp=8, seq_len=16))
-    assert ddp.component("ddp_buckets").bytes == pytest.approx(4 * p)  # one more copy of fp32 gradients
-
-
-def test_logits_and_totals() -> None:
-    """Logits: tokens x vocab x 10 B (16-bit logits + fp32 upcast + fp32 grad); chunked: 3 B.
-    Totals: reserved = allocated x 1.10; device = reserved + 0.5 GiB context."""
-    arch = preset("llama-3.2-3b")
-    inputs = MemoryInputs(arch, precision="bf16-true", micro_batch=2, seq_len=4096)
+def test_lora_70b_fsdp_full_shard_shards_the_frozen_base() -> None:
+    """FSDP full_shard splits every parameter, frozen ones too: the bf16 base / 8, the adapters / 8."""
+    inputs = MemoryInputs(
+        preset("llama-3-70b"),
+        task="lora",
+        precision="bf16-mixed",
+        micro_batch=1,
+        seq_len=512,
+        dp=8,
+        fsdp="full_shard",
+        lora_rank=16,
+        lora_targets=("q_proj", "v_proj"),
+    )
     estimate = estimate_memory(inputs)
-    assert estimate.component("logits").bytes == 2 * 4096 * 128256 * 10
-    chunked = estimate_memory(replace(inputs, loss="chunked"))
-    assert chunked.component("logits").bytes == 2 * 4096 * 128256 * 3
-    assert estimate.reserved == pytest.approx(estimate.allocated * 1.10)
-    assert estimate.device == pytest.approx(estimate.reserved + 0.5 * GIB)
+    assert estimate.component("weights").bytes == L3_70B_PARAMS * 2 / 8
+    adapter = 80 * 16 * ((8192 + 8192) + (8192 + 1024))  # r (d_in + d_out) on q and v, 80 layers
+    assert estimate.component("adapters").bytes == adapter * 4 / 8  # fp32 adapters (FSDP master dtype)
+    assert estimate.component("adapter_optimizer_states").bytes == adapter * 8 / 8
 
 
-def test_eager_attention_keeps_scores_and_sdpa_expands_gqa() -> None:
+def test_offload_and_fsdp_hybrid_shard() -> None:
+    arch = preset("llama-2-7b")
+    p = L2_7B_PARAMS
+    offload = estimate_memory(
+        MemoryInputs(arch, precision="bf16-mixed", dp=8, zero=2, offload="cpu", seq_len=16)
+    )
+    assert offload.component("optimizer_states") is None  # in host RAM
+    assert offload.component("weights").bytes == 2 * p  # ZeRO-2 keeps the bf16 params whole
+    assert offload.component("gradients").bytes == 2 * p / 8  # bf16 gradient partitions on the GPU
+    assert offload.host == (4 + 8 + 4) * p / 8  # fp32 master, AdamW, fp32 gradient partitions
+    hybrid = estimate_memory(
+        MemoryInputs(arch, precision="bf16-mixed", dp=32, fsdp="hybrid_shard", gpus_per_node=8, seq_len=16)
+    )
+    assert hybrid.component("weights").bytes == 4 * p / 8  # sharded within the node only
+
+
+def test_parameter_offload_and_optimizer_in_backward() -> None:
     arch = preset("llama-3-8b")
-    base = MemoryInputs(arch, precision="bf16-true", micro_batch=1, seq_len=4096)
-    flash = _Training(replace(base, attention="flash"), FACTS).layer_terms(4096)
-    sdpa = _Training(replace(base, attention="sdpa"), FACTS).layer_terms(4096)
-    eager = _Training(replace(base, attention="eager"), FACTS).layer_terms(4096)
-    assert flash["q_k_v"] == 2 * 4096 * (4096 + 2 * 1024)  # native GQA: K and V at 8 heads
-    assert sdpa["q_k_v"] == 2 * 4096 * (3 * 4096)  # repeat_kv copies K and V to 32 heads
-    assert eager["attention_scores"] == 32 * 4096 * 4096 * 6  # fp32 softmax output + 16-bit copy
+    p = L3_8B_PARAMS
+    fsdp = MemoryInputs(
+        arch, precision="bf16-mixed", seq_len=512, dp=8, fsdp="full_shard", offload="cpu", offload_params=True
+    )
+    estimate = estimate_memory(fsdp)
+    # fp32 params, fp32 gradients, AdamW m and v: each rank's shard on the host
+    assert estimate.host == (4 + 4 + 8) * p / 8
+    assert estimate.component("weights").bytes == 0
+    assert estimate.component("gradients") is None and estimate.component("optimizer_states") is None
+    zero3 = estimate_memory(replace(fsdp, fsdp=None, zero=3))
+    assert zero3.host == (2 + 4 + 8 + 4) * p / 8  # DeepSpeed: bf16 params, fp32 master, AdamW, fp32 grads
+    assert zero3.component("weights").bytes == 0
+
+    in_backward = estimate_memory(
+        MemoryInputs(arch, precision="bf16-true", micro_batch=1, seq_len=512, optimizer_in_backward=True)
+    )
+    gradients = in_backward.component("gradients")
+    assert gradients.kind == "transient"
+    # the largest parameter's bf16 gradient (the embedding, or the head: 128,256 x 4,096 each)
+    assert gradients.bytes == 2 * 128256 * 4096
+    assert state_bytes(in_backward) == (2 + 4) * p  # bf16 weights and AdamW states, no gradient buffer
+    assert "optimizer step" not in in_backward.phases  # stepped inside backward
 
 
-def test_largest_micro_batch_and_alternatives() -> None:
+# -- FSDP2 gathering and reduce-scatter (training.py gathered, root_gradients) ------------------------------
+
+
+def test_fsdp2_gathered_units_and_root_reduce_scatter() -> None:
+    """llama-3-8b cut to 2 layers, full fine-tune, bf16-mixed, FSDP full_shard over 8, checkpointing.
+    Units: each block, and the root (embeddings, head, final norm). Gathers are bf16 (param_dtype), the
+    reduce-scatter fp32 (reduce_dtype)."""
+    arch = preset("llama-3-8b", layers=2)
+    inputs = MemoryInputs(
+        arch,
+        precision="bf16-mixed",
+        micro_batch=1,
+        seq_len=512,
+        dp=8,
+        fsdp="full_shard",
+        activation_checkpointing="full",
+    )
+    unit, root = L3_8B_LAYER, L3_8B_ROOT
+    p = 2 * unit + root
+    training = Training(inputs, FACTS)
+    assert training.gathered(blocks=2, roots=2) == 2 * (2 * root + 2 * unit)  # block 0's copy-out
+    assert training.gathered(blocks=3) == 2 * (root + 3 * unit)  # a later block's
+    # bf16 unsharded gradients + the fp32 reduce-scatter input of the whole unit
+    assert training.root_gradients() == 2 * root + 4 * root
+
+    estimate = estimate_memory(inputs)
+    assert estimate.component("weights").bytes == 4 * p / 8  # fp32 sharded params
+    assert estimate.component("gradients").bytes == 4 * p / 8
+    assert estimate.component("optimizer_states").bytes == 8 * p / 8
+    fixed = (4 + 8) * p / 8  # weights and optimizer states
+    # the root's reduce-scatter comes last: every gradient shard but the root's, and the root's two buffers
+    peak = fixed + (4 * p / 8 - 4 * root / 8) + (2 * root + 4 * root)
+    assert estimate.peak_phase == "backward"
+    assert estimate.allocated == peak == estimate.phases["backward"]
+    root_gradients = estimate.component("root_gradients")
+    assert root_gradients.bytes == 6 * root and root_gradients.at_peak
+    gathered = estimate.component("gathered_params")
+    assert gathered.bytes == 2 * (root + unit) and not gathered.at_peak  # resharded before the root reduces
+    # the forward's peak is block 0's copy-out: the root and block 0 twice, beside what lies outside the blocks
+    outer = 16 * 512 + (4 + 2) * 512 * 4096 + 2 * 512 * 4096  # ids + labels, final RMSNorm, lm_head input
+    assert estimate.phases["forward"] == fixed + 2 * (2 * root + 2 * unit) + outer
+
+    tied = Training(replace(inputs, arch=preset("llama-3.2-3b", layers=2)), FACTS)
+    tied_root = 128256 * 3072 + 3072  # one shared embedding / head, the final norm
+    # tied embeddings: the head's and the embedding's gradient contributions and their sum, then the fp32 input
+    assert tied.root_gradients() == 2 * tied_root * 3 + 4 * tied_root
+
+
+# -- inference ---------------------------------------------------------------------------------------------
+
+
+def test_tensor_parallel_keeps_norm_weights_whole() -> None:
+    arch = preset("llama-3-8b")
+    estimate = estimate_memory(MemoryInputs(arch, task="inference", tp=2, context_len=1024))
+    # q, k, v, o, gate, up, down: column- or row-parallel, half on each rank
+    split = 2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336
+    # the two RMSNorm vectors of each block and the final norm whole; vocab-parallel embedding and head
+    per_rank = 32 * (split / 2 + 2 * 4096) + 2 * 128256 * 4096 / 2 + 4096
+    assert estimate.component("weights").bytes == 2 * per_rank
+
+
+def test_llama3_70b_kv_cache_at_8k_with_gqa() -> None:
+    """2 (K, V) x 80 layers x 8 KV heads x 128 x 2 B x 8192 tokens = 2.5 GiB per sequence."""
+    arch = preset("llama-3-70b")
+    one = estimate_memory(
+        MemoryInputs(arch, task="inference", precision="bf16-mixed", concurrency=1, context_len=8192)
+    )
+    assert one.component("kv_cache").bytes == 2 * 80 * 8 * 128 * 2 * 8192 == 2_684_354_560
+    tp8 = estimate_memory(
+        MemoryInputs(arch, task="inference", precision="bf16-mixed", concurrency=32, context_len=8192, tp=8)
+    )
+    assert tp8.component("kv_cache").bytes == 2 * 80 * 1 * 128 * 2 * 8192 * 32  # one KV head per rank
+    mha = replace(arch, kv_heads=64)  # without GQA: 8x the cache
+    mha_estimate = estimate_memory(MemoryInputs(mha, task="inference", concurrency=1, context_len=8192))
+    assert mha_estimate.component("kv_cache").bytes == 8 * 2_684_354_560
+
+
+def test_vllm_inference_overheads() -> None:
+    """specs/rules/memory.yaml inference: non-torch memory 0.25 GiB at TP 1, 2.1 GiB at TP > 1 (+ 1 GiB NCCL
+    set-up in the context); the profile run is the larger of an 8,192-token forward and the sampler warm-up
+    over 1,024 sequences x vocab x 15.3 B; 1 GiB of CUDA graphs; no allocator slack."""
+    arch = preset("llama-3-8b")
+    inputs = MemoryInputs(arch, task="inference", precision="bf16-mixed", context_len=8192, engine="vllm")
+    one = estimate_memory(inputs)
+    weights = 2 * L3_8B_PARAMS
+    kv = 2 * 32 * 8 * 128 * 2 * 8192  # one sequence at 8,192 tokens
+    sampler = 1024 * 128256 * 15.3
+    assert one.component("weights").bytes == weights
+    assert one.component("kv_cache").bytes == kv
+    assert one.component("activations").bytes == pytest.approx(sampler)
+    assert one.component("nccl_buffers").bytes == pytest.approx(0.25 * GIB)
+    assert one.component("cuda_graphs").bytes == pytest.approx(1.0 * GIB)
+    assert one.component("cuda_context").bytes == pytest.approx(0.5 * GIB)
+    assert one.component("allocator_overhead") is None
+    assert one.allocated == pytest.approx(weights + kv + sampler) and one.reserved == one.allocated
+    assert one.device == pytest.approx(weights + kv + sampler + (0.5 + 0.25 + 1.0) * GIB)
+    # what vLLM's pool must hold: weights, the profile run, its non-torch memory, the KV cache
+    assert required_bytes(one) == pytest.approx(weights + sampler + 0.25 * GIB + kv)
+
+    tp2 = estimate_memory(replace(inputs, tp=2))
+    assert tp2.component("nccl_buffers").bytes == pytest.approx(2.1 * GIB)
+    assert tp2.component("cuda_context").bytes == pytest.approx((0.5 + 1.0) * GIB)
+    assert tp2.component("kv_cache").bytes == kv / 2  # 4 KV heads per rank
+    # every rank samples over the whole vocab
+    assert tp2.component("activations").bytes == pytest.approx(sampler)
+
+    # with 16 sequences the 8,192-token forward is larger: one block's residual + norm (2h), q and the attention
+    # output (2q), gate/up/product (3f), plus the hidden states (h), all bf16
+    few = estimate_memory(replace(inputs, max_num_seqs=16))
+    forward = 8192 * (3 * 14336 + 2 * 4096 + 2 * 4096 + 4096) * 2
+    assert forward > 16 * 128256 * 15.3
+    assert few.component("activations").bytes == forward
+
+
+# -- speed ------------------------------------------------------------------------------------------------
+
+
+def test_training_flops_and_run_time() -> None:
+    """6 P + 12 L (a d) s FLOPs per token (PaLM appendix B); time = tokens / (peak x MFU)."""
+    rtx = gpu("RTX 4090")
+    arch = preset("gpt2-124m")
+    inputs = MemoryInputs(arch, precision="bf16-mixed", micro_batch=8, seq_len=1024, grad_accum=16)
+    facts = load_rule_facts("throughput")
+    speed = training_speed(inputs, rtx, facts, gpus=1, run_tokens=5e8)
+    # per layer: q, k, v, o 4 x 768^2 + their biases 3 x 768 + 768; c_fc, c_proj 2 x 768 x 3072 + biases 3072 +
+    # 768; two LayerNorms 2 x 2 x 768. Matmuls: 12 blocks and the (tied) LM head
+    layer = 4 * 768 * 768 + 4 * 768 + 2 * 768 * 3072 + 3072 + 768 + 4 * 768
+    matmul = 12 * layer + 50257 * 768
+    per_token = 6 * matmul + 12 * 12 * 768 * 1024
+    assert speed.flops_per_token == per_token == 855_157_248
+    assert speed.tokens_per_second.default == pytest.approx(165.2e12 * 0.35 / per_token)
+    assert speed.run_hours.default == pytest.approx(5e8 / speed.tokens_per_second.default / 3600)
+    # LoRA: 4 P (no weight gradients); full checkpointing: one more forward (2 P) and a third more attention
+    lora = training_speed(
+        replace(inputs, task="lora", lora_rank=8, activation_checkpointing="full"),
+        rtx,
+        facts,
+        gpus=1,
+        run_tokens=None,
+    )
+    assert lora.flops_per_token == pytest.approx((4 + 2) * matmul + 12 * 12 * 768 * 1024 * (1 + 1 / 3))
+
+
+def test_decode_speed_is_bandwidth_bound() -> None:
+    """(weights + concurrency x KV read) / (bandwidth x MBU)."""
+    h100 = gpu("H100 SXM")
+    arch = preset("llama-3-8b")
+    inputs = MemoryInputs(arch, task="inference", precision="bf16-mixed", concurrency=1, context_len=2048)
+    weights = L3_8B_PARAMS * 2
+    speed = decode_speed(inputs, h100, load_rule_facts("throughput"), weight_bytes=weights, engine="vllm")
+    kv_half = 2 * 32 * 8 * 128 * 2 * 2048 / 2  # on average half-way through the context
+    expected = 3350e9 * 0.70 / (weights + kv_half)
+    assert speed.tokens_per_second_per_seq.default == pytest.approx(expected)
+    assert speed.binds == "memory bandwidth"
+    assert 140 < expected < 150  # about 146 tokens/s for one sequence
+
+
+# -- fitting ------------------------------------------------------------------------------------------------
+
+
+def test_largest_micro_batch_and_find_fixes() -> None:
     arch = preset("llama-2-7b")
     inputs = MemoryInputs(
         arch,
@@ -212,80 +633,117 @@ def test_largest_micro_batch_and_alternatives() -> None:
         lora_rank=16,
         lora_targets=("q_proj", "v_proj"),
     )
-    capacity = 24 * GIB
+    two, three = (estimate_memory(replace(inputs, micro_batch=m)).device for m in (2, 3))
+    capacity = (two + three) / 2  # micro-batch 2 fits, 3 does not
+
+    def fits(estimate: MemoryEstimate) -> bool:
+        return required_bytes(estimate) <= capacity
+
     largest = largest_micro_batch(inputs, capacity)
-    assert estimate_memory(replace(inputs, micro_batch=largest)).device <= capacity
-    assert estimate_memory(replace(inputs, micro_batch=largest + 1)).device > capacity
-    options = alternatives(inputs, capacity)
-    fitting = [option for option in options if option.fits]
-    assert fitting
-    first = options[0]
-    assert first.changes == {"micro_batch": 2, "grad_accum": 2}  # same global batch
-    assert any(option.name == "activation checkpointing" and option.fits for option in options)
+    assert largest == 2
+    assert fits(estimate_memory(replace(inputs, micro_batch=largest)))
+    assert not fits(estimate_memory(replace(inputs, micro_batch=largest + 1)))
+
+    assert not fits(estimate_memory(inputs))
+    fixes = find_fixes(inputs, fits, Limits(gpus=1, gpus_per_node=1), limit=10)
+    assert fixes
+    for fix in fixes:  # each verified: re-estimated from its changes, it fits
+        assert fits(estimate_memory(replace(inputs, **fix.changes))), fix.description
+    halving = [fix for fix in fixes if "micro_batch" in fix.changes]
+    assert len(halving) == 1
+    assert halving[0].changes == {"micro_batch": 2, "grad_accum": 2}
+    assert halving[0].changes["micro_batch"] * halving[0].changes["grad_accum"] == 4 * 1  # same global batch
+    assert any(fix.changes == {"activation_checkpointing": "full"} for fix in fixes)
 
 
-def test_training_flops_and_run_time() -> None:
-    """6 P + 12 L (a d) s FLOPs per token (PaLM appendix B); time = tokens / (peak x MFU)."""
-    from rigcheck.core.catalog import Catalog, load_catalog_file
+def test_fit_verdict_range() -> None:
+    """low, high = need / (1 + p90_error), need / (1 + p10_error) (memory.yaml uncertainty): fail when the low
+    end exceeds the capacity (or the need reaches it), warn when the high end does, pass otherwise."""
+    inputs = MemoryInputs(preset("llama-3.2-3b"), precision="bf16-true", micro_batch=1, seq_len=1024)
+    estimate = estimate_memory(inputs)
+    need = estimate.device
+    distributed = estimate_memory(replace(inputs, dp=8, fsdp="full_shard"))
+    # the band of the estimate's class (one GPU vs sharded training: their errors differ); the numbers are the facts'
+    assert uncertainty_class(inputs) != uncertainty_class(distributed.inputs)
+    band = FACTS["uncertainty"][uncertainty_class(inputs)]
+    p10, p90 = float(band["p10_error"]), float(band["p90_error"])
+    assert p10 < 0 < p90
+    low, high = need / (1 + p90), need / (1 + p10)
+    assert low < need < high
+    verdict = fit_verdict(estimate, 100 * GIB, FACTS)
+    assert verdict.need == need
+    assert verdict.low == pytest.approx(low) and verdict.high == pytest.approx(high)
+    assert fit_verdict(estimate, low * 0.99, FACTS).severity == "fail"  # even the low end does not fit
+    assert fit_verdict(estimate, need, FACTS).severity == "fail"  # the estimate itself reaches the capacity
+    assert fit_verdict(estimate, (need + high) / 2, FACTS).severity == "warn"
+    assert fit_verdict(estimate, high * 1.01, FACTS).severity == "pass"
 
-    catalog = Catalog()
-    load_catalog_file("specs/hardware/gpus.yaml", catalog)
-    gpu = catalog.lookup("RTX 4090")
-    arch = preset("gpt2-124m")
-    inputs = MemoryInputs(arch, precision="bf16-mixed", micro_batch=8, seq_len=1024, grad_accum=16)
-    speed = training_speed(inputs, gpu, load_rule_facts("throughput"), gpus=1, run_tokens=5e8)
-    matmul = arch.block_params + arch.vocab * arch.hidden
-    per_token = 6 * matmul + 12 * 12 * 768 * 1024
-    assert speed.flops_per_token == per_token
-    assert speed.tokens_per_second.default == pytest.approx(165.2e12 * 0.35 / per_token)
-    assert speed.run_hours.default == pytest.approx(5e8 / speed.tokens_per_second.default / 3600)
-    assert 1.5 < speed.run_hours.default < 3.0  # 0.86 GFLOP/token at 57.8 TFLOP/s: about 2.1 h
-
-
-def test_decode_speed_is_bandwidth_bound() -> None:
-    """(weights + concurrency x KV read) / (bandwidth x MBU)."""
-    from rigcheck.core.catalog import Catalog, load_catalog_file
-
-    catalog = Catalog()
-    load_catalog_file("specs/hardware/gpus.yaml", catalog)
-    gpu = catalog.lookup("H100 SXM")
-    arch = preset("llama-3-8b")
-    inputs = MemoryInputs(arch, task="inference", precision="bf16-mixed", concurrency=1, context_len=2048)
-    weights = arch.params * 2
-    speed = decode_speed(inputs, gpu, load_rule_facts("throughput"), weight_bytes=weights, engine="vllm")
-    kv_half = 2 * 32 * 8 * 128 * 2 * 2048 / 2
-    expected = 3350e9 * 0.70 / (weights + kv_half)
-    assert speed.tokens_per_second_per_seq.default == pytest.approx(expected)
-    assert speed.binds == "memory bandwidth"
-    assert 140 < expected < 150  # about 146 tokens/s for one sequence
+    # sharded training: the whole band lies below zero, so the range sits above the estimate (low = need)
+    band = FACTS["uncertainty"][uncertainty_class(distributed.inputs)]
+    assert float(band["p90_error"]) < 0
+    verdict = fit_verdict(distributed, 100 * GIB, FACTS)
+    assert verdict.low == distributed.device
+    assert verdict.high == pytest.approx(distributed.device / (1 + float(band["p10_error"])))
 
 
-def test_mixture_of_experts() -> None:
-    """Mixtral 8x7B: all 8 experts are held (46.7B params), 2 are active per token (FLOPs and
-    activations)."""
-    from rigcheck.core.estimation.throughput import matmul_params
-
-    arch = preset("mixtral-8x7b")
-    assert arch.params == pytest.approx(46.70e9, rel=0.001)
-    per_expert = 3 * 4096 * 14336
-    active = arch.block_params - 32 * per_expert * 6 + 32000 * 4096  # 6 of 8 experts idle, plus the LM head
-    assert matmul_params(MemoryInputs(arch)) == active
-    terms = _Training(MemoryInputs(arch, precision="bf16-true", seq_len=1024), FACTS).layer_terms(1024)
-    assert terms["mlp_intermediate"] == 4 * 2 * 1024 * 14336 * 2  # top-2: twice one expert's SwiGLU tensors
-    ep = estimate_memory(MemoryInputs(arch, precision="bf16-true", seq_len=16, dp=8, ep=8))
-    full = estimate_memory(MemoryInputs(arch, precision="bf16-true", seq_len=16, dp=8))
-    assert ep.component("weights").bytes < full.component("weights").bytes / 3  # experts split 8 ways
+# -- framework defaults (specs/rules/frameworks.yaml) -------------------------------------------------------
 
 
-def test_offload_and_fsdp_hybrid_shard() -> None:
-    arch = preset("llama-2-7b")
-    p = arch.params
-    offload = estimate_memory(
-        MemoryInputs(arch, precision="bf16-mixed", dp=8, zero=2, offload="cpu", seq_len=16)
+def workload(text: str) -> tuple[Any, Architecture]:
+    from rigcheck.core.estimation.architecture import resolve_architecture
+
+    header = "apiVersion: rigcheck/v1\nkind: Workload\nname: w\n"
+    document = parse_spec(header + text, "w.yaml")
+    return document.model, resolve_architecture(document.model.model, document=document)
+
+
+def implied_names(inputs: MemoryInputs) -> set[str]:
+    return {note.split(" ", 1)[0] for note in inputs.implied}
+
+
+def test_framework_defaults_apply_when_the_workload_is_silent() -> None:
+    spec, arch = workload(
+        "model: {preset: gpt2-124m}\ntask: pretrain\nprecision: bf16\nframework: nanogpt\n"
+        "batch: {micro: 8, seq_len: 1024}\n"
     )
-    assert offload.component("optimizer_states") is None  # in host RAM
-    assert offload.component("weights").bytes == pytest.approx(2 * p)
-    hybrid = estimate_memory(
-        MemoryInputs(arch, precision="bf16-mixed", dp=32, fsdp="hybrid_shard", gpus_per_node=8, seq_len=16)
+    inputs = memory_inputs(spec, arch)
+    # nanogpt: F.cross_entropy on the bf16 logits, nn.GELU, flash SDPA, fused AdamW
+    assert inputs.logits_upcast is False
+    assert inputs.arch.act_fn == "gelu"
+    assert inputs.attention == "flash"
+    assert inputs.optimizer_implementation == "fused"
+    assert implied_names(inputs) == {"logits_upcast", "activation", "attention", "optimizer_implementation"}
+    assert all("nanogpt" in note for note in inputs.implied)
+    assert inputs.assumed == ()
+
+    # what the workload states wins, and is not reported as implied; silent settings rigcheck fills are assumed
+    spec, arch = workload("model: {preset: gpt2-124m}\ntask: pretrain\nframework: nanogpt\nattention: sdpa\n")
+    inputs = memory_inputs(spec, arch)
+    assert inputs.attention == "sdpa" and "attention" not in implied_names(inputs)
+    assert inputs.seq_len == 1024 and inputs.micro_batch == 1  # GPT-2's n_positions; one sequence
+    assert any(note.startswith("batch.seq_len 1,024") for note in inputs.assumed)
+    assert any(note.startswith("batch.micro 1") for note in inputs.assumed)
+
+    spec, arch = workload(
+        "model: {preset: llama-3-8b}\ntask: lora\nframework: torchtune\nbatch: {micro: 2, seq_len: 2048}\n"
     )
-    assert hybrid.component("weights").bytes == pytest.approx(4 * p / 8)  # sharded within the node only
+    inputs = memory_inputs(spec, arch)
+    assert inputs.precision == "bf16-true"
+    assert inputs.loss == "chunked"
+    assert inputs.activation_checkpointing == "full"
+    assert {"precision", "loss", "activation_checkpointing", "lora_rank"} <= implied_names(inputs)
+    spec, arch = workload(
+        "model: {preset: llama-3-8b}\ntask: lora\nframework: torchtune\nprecision: bf16-mixed\n"
+        "batch: {micro: 2, seq_len: 2048}\n"
+    )
+    inputs = memory_inputs(spec, arch)
+    assert inputs.precision == "bf16-mixed" and "precision" not in implied_names(inputs)
+
+    spec, arch = workload(
+        "model: {preset: llama-3-8b}\ntask: full_finetune\nbatch: {micro: 1, seq_len: 512}\n"
+    )
+    inputs = memory_inputs(spec, arch)  # no framework: rigcheck's defaults, nothing implied
+    assert inputs.implied == ()
+    assert inputs.logits_upcast is True
+    assert inputs.attention == "sdpa"
+    assert inputs.optimizer_implementation == "foreach"

@@ -1,15 +1,27 @@
 """The estimator against published measurements (tests/data/memory_measurements.yaml, with sources).
 
-Acceptance: median absolute error <= 10% and at least 80% of the scored cases within 15%, with the
-same constants for every case (specs/rules/memory.yaml). benchmarks/memory_accuracy.py prints the
-table side by side with the accelerate-style rule of thumb.
+Three sets, scored apart (benchmarks/memory_accuracy.py prints them side by side with the
+accelerate-style rule of thumb):
+
+- the original published cases and rigcheck's own H200 measurements, developed against;
+- the cases added on 2026-12-01 (issue 12), written as workloads before rigcheck was scored on
+  them and split by a hash of the id into ``dev`` (looked at while the formulas changed) and
+  ``holdout`` (scored once, after the formulas were frozen). The holdout is the honest measure of
+  how the estimate generalises; its floor here guards against regressions, it is not a target met.
+
+The same constants serve every case (specs/rules/memory.yaml). MEM001's range is the 10th-90th
+percentile band of the signed errors, and a test keeps the YAML in step with the data.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from .memory_cases import all_results, load_cases, summary
+from rigcheck.core.facts import load_rule_facts
+
+from .memory_cases import all_results, error_band, load_cases, summary
+
+OWN = "rigcheck-"  # measured by rigcheck itself (benchmarks/device/)
 
 
 @pytest.fixture(scope="module")
@@ -17,41 +29,82 @@ def results():  # type: ignore[no-untyped-def]
     return all_results()
 
 
+def _split(results, split: str):  # type: ignore[no-untyped-def]
+    return [result for result in results if result.split == split]
+
+
 def test_every_case_has_a_workload_and_unscored_ones_say_why(results) -> None:  # type: ignore[no-untyped-def]
     measurements, workloads = load_cases()
     assert set(measurements) == set(workloads)
-    assert len(results) == len(measurements) == 25
+    assert len(results) == len(measurements) == 75
     for result in results:
         assert result.estimated_gib > 0
         if not result.scored:
             assert result.reason
+    new = [result for result in results if result.new]
+    assert len(new) == 50  # issue 12: at least 20 cases from sources not used before
+    assert {result.split for result in new} == {"dev", "holdout"}
 
 
-def test_accuracy_targets(results) -> None:  # type: ignore[no-untyped-def]
-    stats = summary(results)
+def test_published_set_it_was_developed_against(results) -> None:  # type: ignore[no-untyped-def]
+    stats = summary(_split(results, "published"))
     assert stats["scored"] == 22
     assert stats["median_abs_error"] <= 0.10
     assert stats["within_15"] >= 0.80
-    # the targets hold on the published cases alone, without rigcheck's own measurements
-    published = summary([result for result in results if not result.case_id.startswith("rigcheck-")])
-    assert published["scored"] == 16
-    assert published["median_abs_error"] <= 0.10 and published["within_15"] >= 0.80
-    # and it beats the rule of thumb it replaces by a wide margin
+    own = summary([result for result in results if result.case_id.startswith(OWN)])
+    assert own["scored"] == 6 and own["median_abs_error"] <= 0.02  # allocated peaks measured on an H200
     assert stats["accelerate_median_abs_error"] > 3 * stats["median_abs_error"]
 
 
+def test_new_cases_dev_split(results) -> None:  # type: ignore[no-untyped-def]
+    stats = summary(_split(results, "dev"))
+    assert stats["scored"] == 25
+    assert stats["median_abs_error"] <= 0.05
+    assert stats["within_15"] >= 0.75
+    assert (
+        stats["fit_cases"] == 8 and stats["fit_right"] >= 7
+    )  # reported OOMs refused, a run that started passes
+
+
+def test_new_cases_holdout_split_does_not_regress(results) -> None:  # type: ignore[no-untyped-def]
+    """Scored once with the frozen formulas: median 19.2%, 43% within 15% (before issue 12: 37.8%
+    and 7%). The misses are FSDP-without-mixed-precision and FSDP1 LoRA runs of 2023-24 stacks
+    (docs/estimates.md lists them); the floor stops a change from quietly making them worse."""
+    stats = summary(_split(results, "holdout"))
+    assert stats["scored"] == 14
+    assert stats["median_abs_error"] <= 0.20
+    assert stats["within_15"] >= 0.40
+    assert stats["fit_right"] >= 2
+
+
+def test_uncertainty_band_matches_the_data(results) -> None:  # type: ignore[no-untyped-def]
+    """specs/rules/memory.yaml ``uncertainty`` is the band the measurements give (update it when
+    the estimator or the cases change)."""
+    band = error_band(results)
+    written = load_rule_facts("memory")["uncertainty"]
+    assert set(band) == {"training_replicated", "training_sharded", "inference"}
+    for kind, measured in band.items():
+        assert written[kind]["cases"] == measured["cases"] >= 15
+        assert written[kind]["p10_error"] == pytest.approx(measured["p10_error"], abs=0.005)
+        assert written[kind]["p90_error"] == pytest.approx(measured["p90_error"], abs=0.005)
+        assert measured["p10_error"] < measured["p90_error"]
+
+
 @pytest.mark.parametrize(
-    ("case_id", "low", "high"),
+    ("case_id", "tolerance"),
     [
-        ("torchtune-llama32-3b-full-packed4096-noac", 57.0, 63.0),  # measured 60.0 GiB active
-        ("hf-bertlarge-fp32-adamw-bs4", 13.5, 15.5),  # measured 14.6 GiB (nvidia-smi)
-        ("hf-octocoder-bf16-short", 28.0, 30.0),  # measured 29.03 GiB allocated, weights-dominated
-        ("vllm-opt125m-weights", 0.22, 0.26),  # measured 244.61 MiB of weights
-        ("rigcheck-h200-nanogpt-gpt2-124m-b8", 7.8, 8.8),  # measured 8.256 GiB allocated on an H200
-        ("rigcheck-h200-nanogpt-gpt2-124m-b16", 14.0, 15.6),  # measured 14.80 GiB: activations double
-        ("rigcheck-h200-hf-peft-llama32-1b-lora-b8-ac", 13.9, 15.7),  # measured 14.795 GiB, checkpointed
+        ("torchtune-llama32-3b-full-packed4096-noac", 0.05),  # measured 60.0 GiB active
+        ("hf-octocoder-bf16-short", 0.03),  # 29.03 GiB allocated, weights-dominated
+        ("vllm-opt125m-weights", 0.05),  # 244.61 MiB of weights
+        ("llmd-v019-llama31-8b-tp2-8k", 0.02),  # vLLM V1 non-KV memory at TP2
+        ("torchtitan-llama31-8b-fsdp128-bs2-selac", 0.05),  # FSDP2 over 128 GPUs, reserved
+        ("rigcheck-h200-nanogpt-gpt2-124m-b8", 0.03),  # 8.256 GiB allocated on an H200
+        ("rigcheck-h200-nanogpt-gpt2-124m-b16", 0.03),  # 14.80 GiB: activations double
+        ("rigcheck-h200-hf-peft-llama32-1b-lora-b8-ac", 0.03),  # 14.795 GiB, checkpointed
     ],
 )
-def test_anchor_cases_stay_close(results, case_id: str, low: float, high: float) -> None:  # type: ignore[no-untyped-def]
+def test_anchor_cases_stay_close(results, case_id: str, tolerance: float) -> None:  # type: ignore[no-untyped-def]
     result = next(r for r in results if r.case_id == case_id)
-    assert low <= result.estimated_gib <= high
+    assert abs(result.error) <= tolerance, (
+        f"{case_id}: {result.estimated_gib:.2f} vs {result.measured_gib:.2f}"
+    )

@@ -15,7 +15,7 @@ re-estimates the changes that would make a workload fit.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from rigcheck.core.catalog import GpuSpec
@@ -25,13 +25,11 @@ from rigcheck.core.estimation.throughput import DecodeSpeed, TrainingSpeed, deco
 
 __all__ = [
     "GIB",
-    "Alternative",
     "Architecture",
     "FitVerdict",
     "MemoryEstimate",
     "MemoryInputs",
     "WorkloadEstimate",
-    "alternatives",
     "estimate_memory",
     "estimate_workload",
     "fit_verdict",
@@ -40,6 +38,7 @@ __all__ = [
     "required_bytes",
     "resolve_architecture",
     "run_tokens",
+    "uncertainty_class",
     "usable_bytes",
 ]
 
@@ -54,6 +53,11 @@ def framework_defaults(framework: str | None) -> tuple[dict[str, Any], dict[str,
     if section is None:
         return {}, {}
     return dict(section["defaults"]), dict(section["basis"])
+
+
+def _implied(name: str, value: Any, framework: str, basis: str | None) -> str:
+    """How a framework default reads in the estimate's notes: ``loss chunked: the torchtune default; code (...)``."""
+    return f"{name} {value}: the {framework} default" + (f"; {basis}" if basis else "")
 
 
 def memory_inputs(workload: Any, arch: Architecture, *, gpus_per_node: int = 8) -> MemoryInputs:
@@ -76,7 +80,7 @@ def memory_inputs(workload: Any, arch: Architecture, *, gpus_per_node: int = 8) 
         if is_stated:
             return value
         if name in defaults:
-            implied.append(f"{name} {defaults[name]}: framework {workload.framework} ({basis.get(name, 'its default')})")
+            implied.append(_implied(name, defaults[name], workload.framework, basis.get(name)))
             return defaults[name]
         return fallback
 
@@ -87,16 +91,20 @@ def memory_inputs(workload: Any, arch: Architecture, *, gpus_per_node: int = 8) 
         seq_len = arch.max_position or 2048
         assumed.append(
             f"{'batch.seq_len' if training else 'inference.context_len'} {seq_len:,} "
-            f"({'the model' + chr(39) + 's maximum length' if arch.max_position else 'rigcheck' + chr(39) + 's default'})"
+            f"({'the model' + chr(39) + 's maximum length' if arch.max_position else 'rigcheck' + chr(39) + 's default'})"  # noqa: E501
         )
     if training and batch is None:
         assumed.append("batch.micro 1")
-    optimizer = pick("optimizer", workload.optimizer, workload.optimizer is not None, "adamw" if training else "none")
+    optimizer = pick(
+        "optimizer", workload.optimizer, workload.optimizer is not None, "adamw" if training else "none"
+    )
     if "activation" in defaults and arch.act_fn != defaults["activation"]:
         from dataclasses import replace as _replace
 
         arch = _replace(arch, activation=defaults["activation"])
-        implied.append(f"activation {defaults['activation']}: framework {workload.framework} ({basis.get('activation', '')})")
+        implied.append(
+            _implied("activation", defaults["activation"], workload.framework, basis.get("activation"))
+        )
     frozen = workload.task in ("lora", "qlora")
     lora_targets = tuple(lora.targets) if lora and lora.targets else ()
     if frozen and not lora_targets:
@@ -121,7 +129,12 @@ def memory_inputs(workload: Any, arch: Architecture, *, gpus_per_node: int = 8) 
             workload.activation_checkpointing,
         ),
         activation_offloading=bool(
-            pick("activation_offloading", workload.activation_offloading, workload.activation_offloading is not None, False)
+            pick(
+                "activation_offloading",
+                workload.activation_offloading,
+                workload.activation_offloading is not None,
+                False,
+            )
         ),
         attention=pick("attention", workload.attention, workload.attention is not None, "sdpa"),
         loss=pick("loss", workload.loss, "loss" in stated, workload.loss),
@@ -136,7 +149,12 @@ def memory_inputs(workload: Any, arch: Architecture, *, gpus_per_node: int = 8) 
         offload=par.offload,
         offload_params=par.offload_params,
         optimizer_in_backward=bool(
-            pick("optimizer_in_backward", workload.optimizer_in_backward, "optimizer_in_backward" in stated, False)
+            pick(
+                "optimizer_in_backward",
+                workload.optimizer_in_backward,
+                "optimizer_in_backward" in stated,
+                False,
+            )
         ),
         lora_rank=lora_rank,
         lora_targets=lora_targets,
@@ -161,7 +179,9 @@ def memory_inputs(workload: Any, arch: Architecture, *, gpus_per_node: int = 8) 
             workload.optimizer_implementation is not None,
             "foreach",
         ),
-        qlora_backend=pick("qlora_backend", None, False, "bitsandbytes") if workload.task == "qlora" else "bitsandbytes",
+        qlora_backend=pick("qlora_backend", None, False, "bitsandbytes")
+        if workload.task == "qlora"
+        else "bitsandbytes",
         kbit_upcast=workload.task == "qlora" and bool(qlora and qlora.kbit_training),
         logits_upcast=bool(pick("logits_upcast", True, False, True)),
         implied=tuple(implied),
@@ -319,14 +339,27 @@ class FitVerdict:
         return self.need / self.capacity
 
 
+def uncertainty_class(inputs: MemoryInputs) -> str:
+    """Which error band of specs/rules/memory.yaml ``uncertainty`` an estimate takes: the estimator's
+    errors differ by class (training with whole replicas is centred, sharded training runs under)."""
+    if not inputs.training:
+        return "inference"
+    return "training_sharded" if inputs.sharded else "training_replicated"
+
+
 def need_range(estimate: MemoryEstimate, need: float, facts: Mapping[str, Any]) -> tuple[float, float]:
-    """The range the true need lies in, from the estimator's errors on measurements and traces:
+    """The range the true need lies in, from the estimator's errors on measurements of its class:
     measured = estimate / (1 + error), the error between its 10th and 90th percentiles."""
-    band = facts["uncertainty"]["training" if estimate.inputs.training else "inference"]
-    return need / (1 + float(band["p90_error"])), need / (1 + float(band["p10_error"]))
+    band = facts["uncertainty"][uncertainty_class(estimate.inputs)]
+    low, high = need / (1 + float(band["p90_error"])), need / (1 + float(band["p10_error"]))
+    return min(low, need), max(
+        high, need
+    )  # a class whose errors all lie on one side keeps the estimate in range
 
 
-def fit_verdict(estimate: MemoryEstimate, usable: float, facts: Mapping[str, Any] | None = None) -> FitVerdict:
+def fit_verdict(
+    estimate: MemoryEstimate, usable: float, facts: Mapping[str, Any] | None = None
+) -> FitVerdict:
     """Fail when even the low end of the need does not fit (or the estimate itself reaches the
     capacity), warn when the range straddles the capacity, pass when its high end fits. vLLM must also
     fit its pool plus what lives beside it (context, CUDA graphs) in the whole GPU."""
@@ -341,7 +374,9 @@ def fit_verdict(estimate: MemoryEstimate, usable: float, facts: Mapping[str, Any
     reasons = []
     if low > capacity or need >= capacity:
         severity = "fail"
-        reasons.append("even the low end does not fit" if low > capacity else "the estimate reaches the capacity")
+        reasons.append(
+            "even the low end does not fit" if low > capacity else "the estimate reaches the capacity"
+        )
     elif high > capacity:
         severity = "warn"
         reasons.append("the capacity lies within the estimate's range")
@@ -385,135 +420,3 @@ def largest_micro_batch(
         else:
             high = middle
     return low
-
-
-@dataclass(frozen=True)
-class Alternative:
-    """A change to the workload, re-estimated."""
-
-    name: str
-    description: str
-    changes: dict[str, Any]
-    estimate: MemoryEstimate
-    fits: bool = field(default=False)
-
-
-def _candidates(inputs: MemoryInputs) -> list[tuple[str, str, dict[str, Any]]]:
-    """Changes in order of how little they change the run (same global batch first)."""
-    out: list[tuple[str, str, dict[str, Any]]] = []
-    if inputs.training:
-        micro = inputs.micro_batch
-        while micro > 1:
-            micro //= 2
-            factor = inputs.micro_batch // micro
-            out.append(
-                (
-                    f"micro-batch {micro}",
-                    f"batch.micro {micro} with batch.grad_accum "
-                    f"{inputs.grad_accum * factor} (same global batch)",
-                    {"micro_batch": micro, "grad_accum": inputs.grad_accum * factor},
-                )
-            )
-        if inputs.loss != "chunked":
-            out.append(
-                (
-                    "chunked loss",
-                    "loss: chunked (fused/chunked cross-entropy: Liger, torchtune)",
-                    {"loss": "chunked"},
-                )
-            )
-        if inputs.attention != "flash":
-            out.append(
-                ("flash attention", "attention: flash (no s x s scores; native GQA)", {"attention": "flash"})
-            )
-        if inputs.activation_checkpointing != "full":
-            out.append(
-                (
-                    "activation checkpointing",
-                    "activation_checkpointing: true (about 33% more compute)",
-                    {"activation_checkpointing": "full"},
-                )
-            )
-        if inputs.optimizer in ("adamw", "adam") and not inputs.frozen_base:
-            out.append(
-                ("8-bit optimizer", "optimizer: adamw-8bit (bitsandbytes)", {"optimizer": "adamw-8bit"})
-            )
-        if inputs.task in ("pretrain", "full_finetune"):
-            out.append(
-                (
-                    "LoRA",
-                    "task: lora (rank 16 on all linear layers)",
-                    {"task": "lora", "lora_rank": 16, "lora_targets": ("all-linear",)},
-                )
-            )
-        if inputs.task in ("pretrain", "full_finetune", "lora"):
-            out.append(
-                (
-                    "QLoRA",
-                    "task: qlora (NF4 base, rank 16 on all linear layers)",
-                    {
-                        "task": "qlora",
-                        "lora_rank": inputs.lora_rank or 16,
-                        "lora_targets": inputs.lora_targets or ("all-linear",),
-                    },
-                )
-            )
-        if inputs.dp > 1 and inputs.zero < 3 and not inputs.fsdp:
-            stage = inputs.zero + 1
-            out.append(
-                (
-                    f"ZeRO-{stage}",
-                    f"parallelism.zero: {stage} (shard states across {inputs.dp} GPUs)",
-                    {"zero": stage},
-                )
-            )
-        if inputs.offload == "none" and not inputs.frozen_base:
-            out.append(
-                (
-                    "CPU offload",
-                    "parallelism.offload: cpu (optimizer states in host RAM; slower steps)",
-                    {"offload": "cpu", "zero": max(inputs.zero, 2)},
-                )
-            )
-    else:
-        if (inputs.kv_cache_dtype or "bf16") not in ("fp8", "int8", "int4"):
-            out.append(("fp8 KV cache", "inference.kv_cache_dtype: fp8", {"kv_cache_dtype": "fp8"}))
-        if inputs.concurrency > 1:
-            out.append(
-                (
-                    "half the concurrency",
-                    f"inference.concurrency: {inputs.concurrency // 2}",
-                    {"concurrency": inputs.concurrency // 2},
-                )
-            )
-        if not inputs.quantization or inputs.quantization == "none":
-            out.append(("int8 weights", "quantization: int8", {"quantization": "int8"}))
-            out.append(("4-bit weights", "quantization: awq (4-bit, group 128)", {"quantization": "awq"}))
-    tp = inputs.tp * 2
-    out.append(
-        (
-            f"tensor parallel {tp}",
-            f"parallelism.tp: {tp} ({tp // inputs.tp}x the GPUs; needs fast links)",
-            {"tp": tp},
-        )
-    )
-    return out
-
-
-def alternatives(
-    inputs: MemoryInputs,
-    capacity: float,
-    *,
-    check: Callable[[MemoryEstimate], bool] | None = None,
-    limit: int = 12,
-) -> list[Alternative]:
-    """Each single change re-estimated; ``check`` decides "fits" (default: device total <= capacity)."""
-    check = check or (lambda estimate: estimate.device <= capacity)
-    results: list[Alternative] = []
-    for name, description, changes in _candidates(inputs)[: limit + 8]:
-        try:
-            estimate = estimate_memory(replace(inputs, **changes))
-        except ValueError:
-            continue
-        results.append(Alternative(name, description, changes, estimate, check(estimate)))
-    return results

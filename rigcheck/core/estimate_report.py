@@ -45,7 +45,7 @@ def build(workload_doc: Any, rig_ctx: Any | None, *, trace: Any = None) -> dict[
     """The estimate as a JSON-ready dict; ``rig_ctx`` is a CheckContext when a rig was given,
     ``trace`` a :class:`~rigcheck.trace.result.TraceResult` to show beside the estimate."""
     workload = workload_doc.model
-    node, gpu_view = _first_gpu(rig_ctx)
+    _node, gpu_view = _first_gpu(rig_ctx)
     estimate = _estimate(workload_doc, rig_ctx)
     result: dict[str, Any] = {
         "workload": {

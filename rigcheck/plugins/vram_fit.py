@@ -85,7 +85,8 @@ HOST_MEMORY = Rule(
         "node's `memory_gib`, less a reserve for the OS and the data loaders.",
         why="An offloaded run that runs out of host memory is killed by the kernel's OOM killer or swaps until a "
         "step takes minutes; DeepSpeed's own estimator allots 1.5x the offloaded bytes on the host.",
-        example="```yaml\nparallelism: {dp: 8, zero: 3, offload: cpu, offload_params: true}   # a 70B model\n# on a node "
+        example="```yaml\nparallelism: {dp: 8, zero: 3, offload: cpu, offload_params: true}   # a 70B model\n"
+        "# on a node "
         "with 256 GiB: 8 ranks x 70B x 16 B / 8 = 1,120 GB offloaded\n```",
         fix="Add host memory, shard over more nodes (each node then holds a smaller share), or offload the optimizer "
         "states only.",
@@ -114,6 +115,7 @@ ASSUMED = Rule(
     ),
 )
 
+
 class VramFitChecker(Checker):
     name = "memory.vram-fit"
     rules = (VRAM_FIT, WORLD_SIZE, HOST_MEMORY, ASSUMED)
@@ -140,11 +142,15 @@ class VramFitChecker(Checker):
             return
         training = inputs.training
         yield ASSUMED.warned(
-            "the memory estimate assumes " + " and ".join(inputs.assumed) + ", which the workload does not state",
+            "the memory estimate assumes "
+            + " and ".join(inputs.assumed)
+            + ", which the workload does not state",
             location=ctx.workload_at("/batch" if training else "/inference"),
             evidence={"assumed": list(inputs.assumed)},
             subject=ctx.subject,
-            fix="write batch: {micro: N, seq_len: S}" if training else "write inference: {context_len: S, concurrency: N}",
+            fix="write batch: {micro: N, seq_len: S}"
+            if training
+            else "write inference: {context_len: S, concurrency: N}",
         )
 
     def _world_size(self, ctx: CheckContext) -> Finding:
@@ -220,7 +226,9 @@ class VramFitChecker(Checker):
         if verdict.outside:
             evidence["beside_pool_gib"] = round(verdict.outside / GIB, 3)
         peak = [item for item in memory.components if item.at_peak and item.category != "runtime"]
-        top = ", ".join(f"{item.name} {item.gib:.1f}" for item in sorted(peak, key=lambda item: -item.bytes)[:3])
+        top = ", ".join(
+            f"{item.name} {item.gib:.1f}" for item in sorted(peak, key=lambda item: -item.bytes)[:3]
+        )
         low, high, need = verdict.low / GIB, verdict.high / GIB, verdict.need / GIB
         budget = "budget" if verdict.capacity < usable else "usable"
         compared = (
@@ -252,7 +260,11 @@ class VramFitChecker(Checker):
         else:
             found = find_fixes(estimate.inputs, fits, limits, facts=facts)
             evidence["fixes"] = [
-                {"change": fix.description, "changes": _plain(fix.changes), "device_gib": round(fix.device_gib, 2)}
+                {
+                    "change": fix.description,
+                    "changes": _plain(fix.changes),
+                    "device_gib": round(fix.device_gib, 2),
+                }
                 for fix in found
             ]
             if found:
@@ -273,13 +285,19 @@ class VramFitChecker(Checker):
                         " (a larger instance type)" if limits.fixed_gpus else ""
                     )
             message = f"{compared}: {verdict.reason}" + (
-                f" ({fmt((verdict.need - verdict.capacity) / GIB, 1)} GiB over)" if verdict.need > verdict.capacity else ""
+                f" ({fmt((verdict.need - verdict.capacity) / GIB, 1)} GiB over)"
+                if verdict.need > verdict.capacity
+                else ""
             )
             finding = VRAM_FIT.failed if verdict.severity == "fail" else VRAM_FIT.warned
-            yield finding(message, location=where, related=related, evidence=evidence, fix=fix_text, subject=subject)
+            yield finding(
+                message, location=where, related=related, evidence=evidence, fix=fix_text, subject=subject
+            )
         yield from self._host(ctx, node, memory, limits, subject)
 
-    def _host(self, ctx: CheckContext, node: NodeView, memory: Any, limits: Any, subject: str) -> Iterator[Finding]:
+    def _host(
+        self, ctx: CheckContext, node: NodeView, memory: Any, limits: Any, subject: str
+    ) -> Iterator[Finding]:
         """MEM003: offloaded states against the node's RAM (less the platform's reserve)."""
         if not memory.host:
             return
@@ -287,10 +305,15 @@ class VramFitChecker(Checker):
         need = memory.host * ranks
         where = ctx.workload_at("/parallelism/offload")
         related = [ctx.rig_at(f"{node.pointer}/memory_gib")]
-        evidence = {"host_gib_per_gpu": round(memory.host / GIB, 3), "ranks_on_node": ranks, "need_gib": round(need / GIB, 3)}
+        evidence = {
+            "host_gib_per_gpu": round(memory.host / GIB, 3),
+            "ranks_on_node": ranks,
+            "need_gib": round(need / GIB, 3),
+        }
         if node.spec.memory_gib is None:
             yield HOST_MEMORY.skipped(
-                f"{fmt(need / GIB, 1)} GiB offloaded to the host ({ranks} ranks x {fmt(memory.host / GIB, 1)} GiB); the "
+                f"{fmt(need / GIB, 1)} GiB offloaded to the host ({ranks} ranks x {fmt(memory.host / GIB, 1)} GiB); "
+                "the "
                 f"rig does not give the node's memory_gib",
                 location=where,
                 related=related,
@@ -301,10 +324,17 @@ class VramFitChecker(Checker):
             return
         reserve = float(ctx.facts("memory")["host"]["reserve_fraction"])
         available = float(node.spec.memory_gib) * (1 - reserve) * GIB
-        evidence.update({"memory_gib": float(node.spec.memory_gib), "reserve_fraction": reserve, **ctx.facts("memory")["host"].cite()})
+        evidence.update(
+            {
+                "memory_gib": float(node.spec.memory_gib),
+                "reserve_fraction": reserve,
+                **ctx.facts("memory")["host"].cite(),
+            }
+        )
         text = (
             f"{fmt(need / GIB, 1)} GiB offloaded ({ranks} ranks x {fmt(memory.host / GIB, 1)} GiB) against "
-            f"{fmt(available / GIB, 1)} GiB of the node's {fmt(float(node.spec.memory_gib), 0)} GiB (less {reserve:.0%} for the OS "
+            f"{fmt(available / GIB, 1)} GiB of the node's {fmt(float(node.spec.memory_gib), 0)} GiB "
+            f"(less {reserve:.0%} for the OS "
             f"and data loaders)"
         )
         if need > available:
@@ -314,11 +344,14 @@ class VramFitChecker(Checker):
                 related=related,
                 evidence=evidence,
                 subject=subject,
-                fix=f"give the node at least {fmt(need / (1 - reserve) / GIB, 0)} GiB, shard over more nodes, or offload "
+                fix=f"give the node at least {fmt(need / (1 - reserve) / GIB, 0)} GiB, shard over more nodes, "
+                "or offload "
                 "the optimizer states only",
             )
         else:
-            yield HOST_MEMORY.passed(text, location=where, related=related, evidence=evidence, subject=subject)
+            yield HOST_MEMORY.passed(
+                text, location=where, related=related, evidence=evidence, subject=subject
+            )
 
 
 def _limits(ctx: CheckContext, node: NodeView) -> Limits:

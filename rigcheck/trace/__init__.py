@@ -5,7 +5,8 @@ runs the model code itself - transformers' modelling code, PEFT's adapters, bits
 layers, PyTorch's FSDP2 - on ``FakeTensorMode`` tensors on the CPU and counts what is alive at the
 peak. It is the analytic model's oracle (``benchmarks/trace_grid.py``, ``tests/data/traced/``).
 
-It needs the extra ``trace`` (torch, transformers, peft, bitsandbytes) and is imported only by
+It needs the extra ``trace`` (torch, transformers, peft), plus bitsandbytes for QLoRA and NF4/FP4
+(``pip install bitsandbytes``: not every package index carries it), and is imported only by
 ``estimate --trace`` and the grid benchmark, never by ``check`` or ``lint``::
 
     from rigcheck.core.estimate import estimate_workload
@@ -26,9 +27,13 @@ if TYPE_CHECKING:
     from rigcheck.core.estimation.memory import MemoryInputs
     from rigcheck.trace.result import TraceResult
 
-#: What ``pip install 'rigcheck[trace]'`` brings, by import name (bitsandbytes: QLoRA and NF4 only).
+#: What ``pip install 'rigcheck[trace]'`` brings, by import name; bitsandbytes (QLoRA, NF4/FP4 only) is
+#: not in the extra and is installed on its own.
 REQUIRED = ("torch", "transformers", "peft")
-INSTALL_HINT = "pip install 'rigcheck[trace]' (torch, transformers, peft, bitsandbytes)"
+INSTALL_HINT = (
+    "pip install 'rigcheck[trace]' (torch, transformers, peft); "
+    "QLoRA and NF4/FP4 also need pip install bitsandbytes"
+)
 
 
 def missing_modules(names: tuple[str, ...] = REQUIRED) -> list[str]:

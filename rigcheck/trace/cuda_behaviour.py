@@ -2,8 +2,8 @@
 
 Two differences change the memory a step keeps.
 
-**Autocast's op lists.** A trace runs on fake CPU tensors (fake CUDA tensors cannot run autograd in a CPU build of torch),
-but the memory it measures must be the memory of a GPU run, and autocast does not cast the same ops
+**Autocast's op lists.** A trace runs on fake CPU tensors (fake CUDA tensors cannot run autograd in a
+CPU build of torch), but the memory it measures must be the memory of a GPU run, and autocast does not cast the same ops
 on both devices: CUDA runs ``pow``, ``layer_norm``, ``softmax``, ``exp``, ``rsqrt``, the losses and a
 few more in float32 (their outputs, and what backward saves of them, are fp32), CPU autocast leaves
 them in the input's dtype. GPT-2's ``gelu_new`` (``torch.pow(x, 3.0)``) is one place where that
@@ -94,7 +94,9 @@ FP32_SET_DTYPE_OPS = (
     "prod.dim_int",
 )
 
-AUTOCAST_SOURCE = "pytorch/pytorch aten/src/ATen/autocast_mode.h (AT_FORALL_FP32, AT_FORALL_FP32_SET_OPT_DTYPE)"
+AUTOCAST_SOURCE = (
+    "pytorch/pytorch aten/src/ATen/autocast_mode.h (AT_FORALL_FP32, AT_FORALL_FP32_SET_OPT_DTYPE)"
+)
 
 
 def _overload(name: str) -> Any:

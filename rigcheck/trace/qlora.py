@@ -24,7 +24,9 @@ BLOCKSIZE = 64
 NESTED_BLOCKSIZE = 256
 
 
-def _fake_quant_state(out_features: int, in_features: int, *, quant: str, double_quant: bool, dtype: Any) -> Any:
+def _fake_quant_state(
+    out_features: int, in_features: int, *, quant: str, double_quant: bool, dtype: Any
+) -> Any:
     import torch
     from bitsandbytes.functional import QuantState
 
@@ -70,7 +72,7 @@ def quantize_block_linears(model: Any, *, quant: str, double_quant: bool, comput
     blocks = transformer_blocks(model)
     replaced = 0
     for block in blocks:
-        for parent_name, parent in list(block.named_modules()):
+        for _parent_name, parent in list(block.named_modules()):
             for child_name, child in list(parent.named_children()):
                 if type(child) is not torch.nn.Linear:
                     continue

@@ -168,7 +168,9 @@ class _Runner:
             quant = i.qlora_quant if i.task == "qlora" else i.quantization
             double = i.qlora_double_quant if i.task == "qlora" else False
             count = quantize_block_linears(model, quant=quant, double_quant=double, compute_dtype=self.low)
-            self.notes.append(f"{count} block linears as bitsandbytes 4-bit ({quant}{', double quant' if double else ''})")
+            self.notes.append(
+                f"{count} block linears as bitsandbytes 4-bit ({quant}{', double quant' if double else ''})"
+            )
             if i.kbit_upcast:
                 import torch
 
@@ -187,9 +189,9 @@ class _Runner:
         if i.frozen_base:
             model = self.adapt(model)
         if mesh is not None:
-            from rigcheck.trace.fsdp import shard
-
             import torch
+
+            from rigcheck.trace.fsdp import shard
 
             shard(
                 model,
@@ -236,9 +238,13 @@ class _Runner:
             if name in ("adamw", "adam"):
                 kind = torch.optim.AdamW if name == "adamw" else torch.optim.Adam
                 implementation = {"fused": {"fused": True}, "for-loop": {"foreach": False}}
-                return kind(params, lr=1e-5, **implementation.get(i.optimizer_implementation, {"foreach": True}))
+                return kind(
+                    params, lr=1e-5, **implementation.get(i.optimizer_implementation, {"foreach": True})
+                )
             if name in ("sgd", "sgd-momentum"):
-                return torch.optim.SGD(params, lr=1e-3, momentum=0.9 if name == "sgd-momentum" else 0.0, foreach=True)
+                return torch.optim.SGD(
+                    params, lr=1e-3, momentum=0.9 if name == "sgd-momentum" else 0.0, foreach=True
+                )
             from transformers.optimization import Adafactor
 
             return Adafactor(params, lr=1e-3, relative_step=False, scale_parameter=False)
@@ -273,7 +279,9 @@ class _Runner:
         phases = _Phases(tracker)
         micro_batches = 2 if i.grad_accum > 1 else 1
         autocast = (
-            (lambda: torch.autocast("cpu", dtype=self.low)) if self.mixed and not i.fsdp else contextlib.nullcontext
+            (lambda: torch.autocast("cpu", dtype=self.low))
+            if self.mixed and not i.fsdp
+            else contextlib.nullcontext
         )
         blocks = _ProgressHooks(model, self.say)
         # fp16's GradScaler scales the loss and unscales the gradients in place (no memory of note); its
@@ -359,7 +367,13 @@ class _Runner:
             with phases("prefill"):
                 blocks.phase = "prefill"
                 position = torch.arange(prompt)
-                out = model(input_ids=ids, past_key_values=cache, use_cache=True, cache_position=position, logits_to_keep=1)
+                out = model(
+                    input_ids=ids,
+                    past_key_values=cache,
+                    use_cache=True,
+                    cache_position=position,
+                    logits_to_keep=1,
+                )
             step = torch.randint(0, i.arch.vocab, (i.concurrency, 1))
             del out
             tracker.reset_mod_stats()
@@ -374,7 +388,9 @@ class _Runner:
                 )
             del out
         blocks.remove()
-        self.notes.append(f"static KV cache of {context} tokens; prefill {prompt} tokens, then one decode step")
+        self.notes.append(
+            f"static KV cache of {context} tokens; prefill {prompt} tokens, then one decode step"
+        )
         return phases.result()
 
     # -- tracking -----------------------------------------------------------------------------------
@@ -498,7 +514,14 @@ def _unpadded_batches() -> Iterator[None]:
     def no_packing(position_ids: Any) -> None:
         return None
 
-    def skip_mask(padding_mask: Any, q_length: int, kv_length: int, q_offset: Any, kv_offset: Any, local_attention_size: Any = None) -> bool:
+    def skip_mask(
+        padding_mask: Any,
+        q_length: int,
+        kv_length: int,
+        q_offset: Any,
+        kv_offset: Any,
+        local_attention_size: Any = None,
+    ) -> bool:
         return padding_mask is None and (local_attention_size is None or kv_length < local_attention_size)
 
     masking_utils.find_packed_sequence_indices = no_packing

@@ -93,24 +93,42 @@ def _candidates(inputs: MemoryInputs, limits: Limits, fits: Fits) -> list[_Candi
             best = _largest(inputs, "micro_batch", fits, inputs.micro_batch - 1)
             if best >= 1:
                 factor = -(-inputs.micro_batch // best)
+                accum = inputs.grad_accum * factor
+                same = (
+                    "the same" if best * accum == inputs.micro_batch * inputs.grad_accum else "about the same"
+                )
                 out.append(
                     _Candidate(
                         "micro-batch",
-                        {"micro_batch": best, "grad_accum": inputs.grad_accum * factor},
-                        f"batch.micro {best} with batch.grad_accum {inputs.grad_accum * factor} (about the same "
-                        f"global batch)",
+                        {"micro_batch": best, "grad_accum": accum},
+                        f"batch.micro {best} with batch.grad_accum {accum} ({same} global batch)",
                         1,
                     )
                 )
         if inputs.seq_len > 1024:
             best = _largest(inputs, "seq_len", fits, inputs.seq_len - 1, step=256)
             if best >= 1024:
-                out.append(_Candidate("sequence", {"seq_len": best}, f"batch.seq_len {best:,} (shorter sequences)", 2))
+                out.append(
+                    _Candidate(
+                        "sequence", {"seq_len": best}, f"batch.seq_len {best:,} (shorter sequences)", 2
+                    )
+                )
         if inputs.loss == "standard":
-            out.append(_Candidate("chunked loss", {"loss": "chunked"}, "loss: chunked (per-chunk cross-entropy)", 1))
-            out.append(_Candidate("fused loss", {"loss": "fused"}, "loss: fused (Liger / cut-cross-entropy: no full logits)", 2))
+            out.append(
+                _Candidate("chunked loss", {"loss": "chunked"}, "loss: chunked (per-chunk cross-entropy)", 1)
+            )
+            out.append(
+                _Candidate(
+                    "fused loss",
+                    {"loss": "fused"},
+                    "loss: fused (Liger / cut-cross-entropy: no full logits)",
+                    2,
+                )
+            )
         if inputs.attention == "eager":
-            out.append(_Candidate("flash attention", {"attention": "flash"}, "attention: flash (no s x s scores)", 1))
+            out.append(
+                _Candidate("flash attention", {"attention": "flash"}, "attention: flash (no s x s scores)", 1)
+            )
         if inputs.activation_checkpointing != "full":
             out.append(
                 _Candidate(
@@ -130,14 +148,30 @@ def _candidates(inputs: MemoryInputs, limits: Limits, fits: Fits) -> list[_Candi
                 )
             )
         if inputs.optimizer in ("adamw", "adam") and not inputs.frozen_base:
-            out.append(_Candidate("8-bit optimizer", {"optimizer": "adamw-8bit"}, "optimizer: adamw-8bit (bitsandbytes)", 3))
+            out.append(
+                _Candidate(
+                    "8-bit optimizer", {"optimizer": "adamw-8bit"}, "optimizer: adamw-8bit (bitsandbytes)", 3
+                )
+            )
         if inputs.optimizer_implementation == "foreach":
             out.append(
-                _Candidate("fused optimizer", {"optimizer_implementation": "fused"}, "optimizer_implementation: fused", 1)
+                _Candidate(
+                    "fused optimizer",
+                    {"optimizer_implementation": "fused"},
+                    "optimizer_implementation: fused",
+                    1,
+                )
             )
         if inputs.dp > 1 and not inputs.sharded_params:
             if inputs.zero:
-                out.append(_Candidate("ZeRO-3", {"zero": 3}, f"parallelism.zero: 3 (shard every state over {inputs.dp} GPUs)", 3))
+                out.append(
+                    _Candidate(
+                        "ZeRO-3",
+                        {"zero": 3},
+                        f"parallelism.zero: 3 (shard every state over {inputs.dp} GPUs)",
+                        3,
+                    )
+                )
             else:
                 out.append(
                     _Candidate(
@@ -178,7 +212,11 @@ def _candidates(inputs: MemoryInputs, limits: Limits, fits: Fits) -> list[_Candi
             out.append(
                 _Candidate(
                     "QLoRA",
-                    {"task": "qlora", "lora_rank": inputs.lora_rank or 16, "lora_targets": inputs.lora_targets or ("all-linear",)},
+                    {
+                        "task": "qlora",
+                        "lora_rank": inputs.lora_rank or 16,
+                        "lora_targets": inputs.lora_targets or ("all-linear",),
+                    },
                     "task: qlora (NF4 base)",
                     8,
                 )
@@ -187,13 +225,20 @@ def _candidates(inputs: MemoryInputs, limits: Limits, fits: Fits) -> list[_Candi
         if inputs.concurrency > 1:
             best = _largest(inputs, "concurrency", fits, inputs.concurrency - 1)
             if best >= 1:
-                out.append(_Candidate("concurrency", {"concurrency": best}, f"inference.concurrency {best}", 1))
+                out.append(
+                    _Candidate("concurrency", {"concurrency": best}, f"inference.concurrency {best}", 1)
+                )
         context = inputs.context_len or inputs.seq_len
         if context > 1024:
             best = _largest(inputs, "context_len", fits, context - 1, step=256)
             if best >= 1024:
                 out.append(
-                    _Candidate("context", {"context_len": best}, f"inference.context_len {best:,} (shorter sequences)", 2)
+                    _Candidate(
+                        "context",
+                        {"context_len": best},
+                        f"inference.context_len {best:,} (shorter sequences)",
+                        2,
+                    )
                 )
         if inputs.engine == "vllm" and limits.usable and limits.outside:
             # vLLM's share must leave room beside it for the context and CUDA graphs
@@ -209,10 +254,16 @@ def _candidates(inputs: MemoryInputs, limits: Limits, fits: Fits) -> list[_Candi
                     )
                 )
         if (inputs.kv_cache_dtype or "bf16") not in ("fp8", "int8", "int4"):
-            out.append(_Candidate("fp8 KV cache", {"kv_cache_dtype": "fp8"}, "inference.kv_cache_dtype: fp8", 1))
+            out.append(
+                _Candidate("fp8 KV cache", {"kv_cache_dtype": "fp8"}, "inference.kv_cache_dtype: fp8", 1)
+            )
         if not inputs.quantization or inputs.quantization == "none":
             out.append(_Candidate("fp8 weights", {"quantization": "fp8"}, "quantization: fp8", 3))
-            out.append(_Candidate("4-bit weights", {"quantization": "awq"}, "quantization: awq (4-bit, group 128)", 4))
+            out.append(
+                _Candidate(
+                    "4-bit weights", {"quantization": "awq"}, "quantization: awq (4-bit, group 128)", 4
+                )
+            )
     tp = inputs.tp * 2
     while tp <= limits.gpus_per_node:
         world = inputs.world // inputs.tp * tp
@@ -262,7 +313,12 @@ def find_fixes(
                 estimate = _estimate(inputs, changes, facts)
                 if estimate is not None and ok(estimate):
                     found.append(
-                        Fix(changes, " + ".join(c.description for c in combo), estimate, sum(c.cost for c in combo))
+                        Fix(
+                            changes,
+                            " + ".join(c.description for c in combo),
+                            estimate,
+                            sum(c.cost for c in combo),
+                        )
                     )
                 if len(found) >= limit * 3:
                     break

@@ -322,10 +322,14 @@ class Inference(SpecModel):
     )
     gpu_memory_utilization: float | None = Field(None, gt=0, le=1, description="vLLM's share of VRAM to use.")
     max_num_seqs: int | None = Field(
-        None, ge=1, description="vLLM/SGLang: sequences scheduled at once (sets the profile run's sampled logits)."
+        None,
+        ge=1,
+        description="vLLM/SGLang: sequences scheduled at once (sets the profile run's sampled logits).",
     )
     max_num_batched_tokens: int | None = Field(
-        None, ge=1, description="vLLM: tokens in one scheduled batch (the size of its memory-profiling forward pass)."
+        None,
+        ge=1,
+        description="vLLM: tokens in one scheduled batch (the size of its memory-profiling forward pass).",
     )
     target_tokens_per_s_per_seq: float | None = Field(None, gt=0)
     target_ttft_ms: float | None = Field(None, gt=0)
@@ -357,7 +361,12 @@ class Workload(SpecModel):
         "standard",
         "chunked",
         "fused",
-        aliases={"liger": "fused", "cut-cross-entropy": "fused", "cce": "fused", "linear-cross-entropy": "chunked"},
+        aliases={
+            "liger": "fused",
+            "cut-cross-entropy": "fused",
+            "cce": "fused",
+            "linear-cross-entropy": "chunked",
+        },
         description="standard: full logits upcast to fp32 (transformers); chunked: fp32 per chunk (torchtune, litgpt); "
         "fused: the logits never materialised (Liger, cut-cross-entropy, unsloth).",
     ) = "standard"
@@ -402,7 +411,9 @@ class Workload(SpecModel):
         description="Step the optimizer inside backward (torchtune "
         "optimizer_in_bwd): gradients are never all held at once.",
     )
-    optimizer_implementation: choice("foreach", "fused", "for-loop", aliases={"forloop": "for-loop"}) | None = Field(
+    optimizer_implementation: (
+        choice("foreach", "fused", "for-loop", aliases={"forloop": "for-loop"}) | None
+    ) = Field(
         None,
         description="torch.optim's implementation: foreach (temporaries the size of the states it updates), "
         "fused (none; HF Trainer's adamw_torch_fused) or for-loop. Default: what the framework uses.",

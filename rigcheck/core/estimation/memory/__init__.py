@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rigcheck.core.estimation.memory.inputs import MIXED, TRUE_16, MemoryInputs
-from rigcheck.core.estimation.memory.result import GIB, CATEGORIES, Component, MemoryEstimate, fmt_bytes
+from rigcheck.core.estimation.memory.result import CATEGORIES, GIB, Component, MemoryEstimate, fmt_bytes
 from rigcheck.core.estimation.memory.shards import Shards, shard_count
 
 __all__ = [

@@ -139,8 +139,8 @@ class BlockModel:
 
     def _llama(self, tokens: float, *, layernorm: bool) -> dict[str, float]:
         i, arch, flow = self.inputs, self.arch, self.flow
-        r, c, t = flow.residual, flow.compute, i.tp
-        h, f = arch.hidden, arch.ffn
+        r, t = flow.residual, i.tp
+        h = arch.hidden
         sp = t if i.sp else 1
         gemma = arch.model_type == "gemma"
         trains = not i.frozen_base
@@ -197,18 +197,18 @@ class BlockModel:
         ln = 4 if flow.autocast else r
         terms: dict[str, float] = {"norms": 2 * ln * tokens * h / sp}
         # c_attn holds q, k and v: one linear (one adapter) reads ln_1's output
-        terms["linear_inputs"] = (self.linear_inputs(("q",), ln) + self.linear_inputs(("up",), ln)) * tokens * h / sp
+        terms["linear_inputs"] = (
+            (self.linear_inputs(("q",), ln) + self.linear_inputs(("up",), ln)) * tokens * h / sp
+        )
         self._attention(tokens, terms)
         o_input = self._o_input(tokens)
         if o_input:
             terms["o_input"] = o_input
         down = self.linear_inputs(("down",), c)
-        if arch.act_fn == "gelu_new":
-            # 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): pow keeps x, tanh its output, the products
-            # (1 + tanh) and 0.5 x; under autocast pow runs in fp32 and everything after it is fp32
-            kept = (4 + 4 + 4 + c) if flow.autocast else 4 * c
-        else:
-            kept = c
+        # gelu_new, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): pow keeps x, tanh its output, the
+        # products (1 + tanh) and 0.5 x; under autocast pow runs in fp32 and everything after it is fp32
+        gelu_new = (4 + 4 + 4 + c) if flow.autocast else 4 * c
+        kept = gelu_new if arch.act_fn == "gelu_new" else c
         terms["mlp_intermediate"] = (kept + down) * tokens * f / t
         if arch.dropout:
             terms["dropout_masks"] = 2 * tokens * h / sp
@@ -219,7 +219,7 @@ class BlockModel:
         and the MLP; multi-query K/V broadcast to SDPA run its math kernel."""
         i, arch, flow = self.inputs, self.arch, self.flow
         r, c, t = flow.residual, flow.compute, i.tp
-        h, f = arch.hidden, arch.ffn
+        h = arch.hidden
         sp = t if i.sp else 1
         ln = 4 if flow.autocast else r
         norms = 1 if arch.parallel_attention else 2
@@ -271,7 +271,9 @@ class BlockModel:
         and every other matmul output (``_save_list``: mm, SDPA; ``mm_count % 2``), and recomputes the rest."""
         i, arch, c = self.inputs, self.arch, self.flow.compute
         t = i.tp
-        mlp = (2 if arch.gated else 1) * arch.ffn * (0 if arch.experts > 1 else 1)  # grouped expert mm: not saved
+        mlp = (
+            (2 if arch.gated else 1) * arch.ffn * (0 if arch.experts > 1 else 1)
+        )  # grouped expert mm: not saved
         matmuls = (arch.q_dim + 2 * arch.kv_dim + arch.hidden + mlp + arch.hidden) / t
         return self.layer_input(tokens) + c * tokens * (matmuls / 2 + arch.q_dim / t)
 
@@ -289,7 +291,7 @@ class BlockModel:
         terms = {"token_ids": 16 * tokens}
         if arch.dropout:
             terms["embedding_dropout"] = tokens * h
-        if self.style in ("gpt2", "falcon", "layernorm"):
+        if self.style in ("gpt2", "falcon", "layernorm") or (self.style == "megatron" and arch.norm == "layernorm"):
             norm = 4 if flow.autocast else flow.residual
             norm_out = norm
         else:

@@ -60,8 +60,12 @@ class MemoryInputs:
     optimizer_implementation: str = "foreach"  # foreach | fused | for-loop (torch.optim's three)
     qlora_backend: str = "bitsandbytes"  # bitsandbytes | torchao (torchtune's NF4Tensor)
     kbit_upcast: bool = False  # PEFT prepare_model_for_kbit_training: 16-bit params not quantised -> fp32
-    implied: tuple[str, ...] = field(default=())  # settings the framework's defaults gave (the estimate's notes)
-    assumed: tuple[str, ...] = field(default=())  # settings rigcheck assumed, the workload being silent (MEM004)
+    implied: tuple[str, ...] = field(
+        default=()
+    )  # settings the framework's defaults gave (the estimate's notes)
+    assumed: tuple[str, ...] = field(
+        default=()
+    )  # settings rigcheck assumed, the workload being silent (MEM004)
 
     @property
     def fused_optimizer(self) -> bool:

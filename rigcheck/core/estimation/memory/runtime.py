@@ -53,7 +53,8 @@ def finish(
         Component(
             "cuda_context",
             context,
-            f"{context / GIB:g} GiB CUDA context and kernels" + (" with NCCL's set-up" if vllm and inputs.tp > 1 else ""),
+            f"{context / GIB:g} GiB CUDA context and kernels"
+            + (" with NCCL's set-up" if vllm and inputs.tp > 1 else ""),
             "runtime",
             category="runtime",
         )
@@ -64,7 +65,13 @@ def finish(
     if inputs.world > 1 and not vllm:
         nccl = float(runtime["nccl_buffers_gib"]) * GIB
         items.append(
-            Component("nccl_buffers", nccl, f"{runtime['nccl_buffers_gib']:g} GiB NCCL buffers", "runtime", category="runtime")
+            Component(
+                "nccl_buffers",
+                nccl,
+                f"{runtime['nccl_buffers_gib']:g} GiB NCCL buffers",
+                "runtime",
+                category="runtime",
+            )
         )
         device += nccl
     return MemoryEstimate(

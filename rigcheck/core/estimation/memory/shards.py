@@ -23,12 +23,13 @@ class Shards:
         self.layers_local = math.ceil(arch.layers / inputs.pp)
         layer_share = self.layers_local / arch.layers
         experts_local = arch.experts / max(1, inputs.ep)
-        mlp = arch.mlp_params_per_expert * (experts_local + arch.shared_experts) + (
-            arch.hidden * arch.experts if arch.experts > 1 else 0
-        )
-        self.per_layer = (arch.attention_params + mlp + arch.norm_params) / inputs.tp
+        mlp = arch.mlp_params_per_expert * (experts_local + arch.shared_experts)
+        router = arch.hidden * arch.experts if arch.experts > 1 else 0
+        # tensor parallelism splits the linears; every rank holds the norm weights and the router whole
+        # (Megatron-LM: LayerNorm and router parameters are replicated across the TP group)
+        self.per_layer = (arch.attention_params + mlp) / inputs.tp + arch.norm_params + router
         cross = arch.decoder_layers * (arch.attention_params + arch.hidden)
-        self.blocks = (arch.layers * self.per_layer * inputs.tp + cross) * layer_share / inputs.tp
+        self.blocks = (arch.layers * self.per_layer + cross / inputs.tp) * layer_share
         embedding, head = arch.embedding_params / inputs.tp, arch.head_params / inputs.tp
         if inputs.pp == 1:
             self.outer = embedding + head + arch.hidden

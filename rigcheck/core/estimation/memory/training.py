@@ -29,6 +29,15 @@ from rigcheck.core.estimation.memory.result import Component, billions, fmt_byte
 from rigcheck.core.estimation.memory.shards import Shards
 
 
+def _phase_of(moment: str) -> str:
+    """The phase a moment belongs to: forward, backward, late backward or optimizer step."""
+    if moment.startswith("forward"):
+        return "forward"
+    if moment.startswith("backward") or moment == "root reduce-scatter":
+        return "backward"
+    return moment
+
+
 def _div(n: int) -> str:
     return f" / {n} shards" if n > 1 else ""
 
@@ -85,7 +94,12 @@ class Training:
             self._torch_states()
         if self.i.precision == "fp8-mixed":
             params = self.shards.params / (self.shards.shard if self.i.sharded_params else 1)
-            self.state("fp8_weight_cache", params, f"{billions(params)} params x 1 B (Transformer Engine fp8 copies)", "parameters")
+            self.state(
+                "fp8_weight_cache",
+                params,
+                f"{billions(params)} params x 1 B (Transformer Engine fp8 copies)",
+                "parameters",
+            )
 
     def _torch_states(self) -> None:
         """Plain PyTorch (DDP, FSDP): the master weights in the model's dtype (fp32 under autocast and
@@ -101,18 +115,31 @@ class Training:
         paged = (i.optimizer or "").startswith("paged")
         where = f"{billions(params)} params"
         offload = i.offload in ("cpu", "nvme")
-        master = f"{weight} B ({'fp32 ' if weight == 4 else ''}{'model' if not i.sharded else 'sharded params'})"
+        master = (
+            f"{weight} B ({'fp32 ' if weight == 4 else ''}{'model' if not i.sharded else 'sharded params'})"
+        )
         if offload and i.offload_params and i.sharded_params:
             self.host += params * (weight + weight + opt) / n
-            self.notes.append(f"parameters, gradients and optimizer states offloaded to {i.offload} ({fmt_bytes(self.host)} per GPU)")
-            self.state("weights", 0.0, f"{where} offloaded to {i.offload}; the GPU holds gathered blocks only", "parameters")
+            self.notes.append(
+                f"parameters, gradients and optimizer states offloaded to {i.offload} ({fmt_bytes(self.host)} per GPU)"
+            )
+            self.state(
+                "weights",
+                0.0,
+                f"{where} offloaded to {i.offload}; the GPU holds gathered blocks only",
+                "parameters",
+            )
         else:
             self.state("weights", params * weight / p_div, f"{where} x {master}" + _div(p_div), "parameters")
             if not i.optimizer_in_backward:
-                self.state("gradients", params * weight / g_div, f"{where} x {weight} B" + _div(g_div), "gradients")
+                self.state(
+                    "gradients", params * weight / g_div, f"{where} x {weight} B" + _div(g_div), "gradients"
+                )
             if offload:
                 self.host += params * opt / o_div
-                self.notes.append(f"optimizer states offloaded to {i.offload} ({fmt_bytes(self.host)} per GPU)")
+                self.notes.append(
+                    f"optimizer states offloaded to {i.offload} ({fmt_bytes(self.host)} per GPU)"
+                )
             else:
                 text = f"{where} x {opt:g} B ({i.optimizer})" + _div(o_div)
                 if paged:
@@ -143,22 +170,39 @@ class Training:
         p_div = n if stage >= 3 else 1
         if i.offload in ("cpu", "nvme") and i.offload_params and stage >= 3:
             self.host += params * (p16 + master + opt + fp32_grads) / n
-            self.state("weights", 0.0, f"{where} offloaded to {i.offload}; the GPU holds gathered modules only", "parameters")
+            self.state(
+                "weights",
+                0.0,
+                f"{where} offloaded to {i.offload}; the GPU holds gathered modules only",
+                "parameters",
+            )
         else:
-            self.state("weights", params * p16 / p_div, f"{where} x {p16} B (16-bit params)" + _div(p_div), "parameters")
+            self.state(
+                "weights",
+                params * p16 / p_div,
+                f"{where} x {p16} B (16-bit params)" + _div(p_div),
+                "parameters",
+            )
         if stage <= 1:
             self.state("gradients", params * g16, f"{where} x {g16} B (16-bit grads)", "gradients")
             state_bytes = master + opt
             text = f"{where} x ({master} master + {opt:g} {i.optimizer}) B" + _div(n)
         else:
             state_bytes = g16 + fp32_grads + master + opt
-            text = f"{where} x ({g16} grads + {fp32_grads} fp32 grads + {master} master + {opt:g} {i.optimizer}) B{_div(n)}"
+            text = (
+                f"{where} x ({g16} grads + {fp32_grads} fp32 grads + {master} master + {opt:g} {i.optimizer}) "
+                f"B{_div(n)}"
+            )
         if i.offload in ("cpu", "nvme"):
             if not (i.offload_params and stage >= 3):
                 self.host += params * (master + opt + (fp32_grads if stage >= 2 else 0)) / n
-            self.notes.append(f"optimizer states and master weights offloaded to {i.offload} ({fmt_bytes(self.host)} per GPU)")
+            self.notes.append(
+                f"optimizer states and master weights offloaded to {i.offload} ({fmt_bytes(self.host)} per GPU)"
+            )
             if stage >= 2:
-                self.state("gradients", params * g16 / n, f"{where} x {g16} B (16-bit grads)" + _div(n), "gradients")
+                self.state(
+                    "gradients", params * g16 / n, f"{where} x {g16} B (16-bit grads)" + _div(n), "gradients"
+                )
         else:
             self.state("optimizer_states", params * state_bytes / n, text, "optimizer", paged)
 
@@ -180,12 +224,16 @@ class Training:
             value = linear * b + rest * rest_bytes
             formula = (
                 f"{billions(linear)} linear params x {b:.4f} B ({key}) + {billions(rest)} embeddings/head/norms x "
-                f"{rest_bytes} B" + (" (prepare_model_for_kbit_training upcasts them to fp32)" if i.kbit_upcast else "")
+                f"{rest_bytes} B"
+                + (" (prepare_model_for_kbit_training upcasts them to fp32)" if i.kbit_upcast else "")
             )
         elif i.quantization and i.quantization != "none":
             b = float(bits[i.quantization]) / 8
             value = s.linear * b + (s.params - s.linear) * base16
-            formula = f"{billions(s.linear)} linear params x {b:.4f} B ({i.quantization}) + {billions(s.params - s.linear)} other x {base16} B"
+            formula = (
+                f"{billions(s.linear)} linear params x {b:.4f} B ({i.quantization}) + "
+                f"{billions(s.params - s.linear)} other x {base16} B"
+            )
         else:
             value = s.params * base16
             formula = f"{billions(s.params)} frozen params x {base16} B"
@@ -201,15 +249,37 @@ class Training:
         opt = self.optimizer_bytes(state_bytes=a_bytes)
         shard_a = n if i.sharded else 1
         what = f"{adapter / 1e6:.2f}M adapter params (rank {i.lora_rank} on {', '.join(self.roles)})"
-        self.state("adapters", adapter * a_bytes / shard_a, f"{what} x {a_bytes} B" + _div(shard_a), "parameters")
+        self.state(
+            "adapters", adapter * a_bytes / shard_a, f"{what} x {a_bytes} B" + _div(shard_a), "parameters"
+        )
         if not i.optimizer_in_backward:
-            self.state("adapter_gradients", adapter * a_bytes / shard_a, f"{what} x {a_bytes} B gradients", "gradients")
-        self.state("adapter_optimizer_states", adapter * opt / shard_a, f"{what} x {opt:g} B ({i.optimizer or 'adamw'})", "optimizer")
+            self.state(
+                "adapter_gradients",
+                adapter * a_bytes / shard_a,
+                f"{what} x {a_bytes} B gradients",
+                "gradients",
+            )
+        self.state(
+            "adapter_optimizer_states",
+            adapter * opt / shard_a,
+            f"{what} x {opt:g} B ({i.optimizer or 'adamw'})",
+            "optimizer",
+        )
         saved = self._modules_to_save()
         if saved:
             weight = 4 if not self.true16 else 2
-            self.state("trainable_modules", saved * weight, f"{billions(saved)} params in modules_to_save (a trained copy)", "parameters")
-            self.state("trainable_module_gradients", saved * weight, f"{billions(saved)} params x {weight} B gradients", "gradients")
+            self.state(
+                "trainable_modules",
+                saved * weight,
+                f"{billions(saved)} params in modules_to_save (a trained copy)",
+                "parameters",
+            )
+            self.state(
+                "trainable_module_gradients",
+                saved * weight,
+                f"{billions(saved)} params x {weight} B gradients",
+                "gradients",
+            )
             self.state(
                 "trainable_module_optimizer_states",
                 saved * self.optimizer_bytes(state_bytes=weight),
@@ -274,12 +344,22 @@ class Training:
         chunks = int(self.facts["logits"]["chunks"])
         if i.loss == "fused":
             kept = c * self.tokens() * arch.hidden
-            return kept, kept, kept, f"fused linear cross-entropy: no full logits; {fmt_bytes(kept)} of input gradient"
+            return (
+                kept,
+                kept,
+                kept,
+                f"fused linear cross-entropy: no full logits; {fmt_bytes(kept)} of input gradient",
+            )
         if i.loss == "chunked":
             kept = 4 * elements
             forward = kept + (c + 4) * elements / chunks
             backward = kept + 8 * elements / chunks
-            return kept, forward, backward, f"{elements:,.0f} logits, chunked x {chunks}: fp32 log-softmax kept"
+            return (
+                kept,
+                forward,
+                backward,
+                f"{elements:,.0f} logits, chunked x {chunks}: fp32 log-softmax kept",
+            )
         what = f"{elements:,.0f} logits ({self.tokens():,.0f} tokens x {arch.vocab / i.tp:,.0f})"
         if not i.logits_upcast and c < 4:
             # F.cross_entropy on 16-bit logits: autocast runs log_softmax in fp32 straight from them (no fp32
@@ -304,11 +384,15 @@ class Training:
             state_bytes = 4 if not self.true16 else 2
         return self.trainable / shard * state_bytes
 
-    def gathered(self, blocks: int = 1) -> float:
-        """FSDP: the root unit (embeddings, head, final norm) stays gathered through forward and backward,
-        and ``blocks`` blocks with it: two in the forward (the current one and the prefetched next one),
-        one when backward starts (the last block stays gathered after the forward). ZeRO-3:
-        DeepSpeed's estimator charges 4 B x the largest module (its 16-bit params and grads)."""
+    def gathered(self, blocks: int = 1, roots: int = 1) -> float:
+        """FSDP: the root unit (embeddings, head, final norm) stays gathered through the forward and
+        the backward, with ``blocks`` block-sized buffers beside it. FSDP2 (torch
+        ``_fsdp_param_group.wait_for_unshard``) all-gathers a unit into one flat buffer, copies it out
+        into the unsharded parameters and, in the forward, frees that buffer only after the *next*
+        unit's copy-out: block 0's copy-out holds the root twice and block 0 twice (``roots=2,
+        blocks=2``), a later block's the root, the previous block's buffer and its own two
+        (``blocks=3``). ZeRO-3: DeepSpeed's estimator charges 4 B x the largest module (its 16-bit
+        params and grads)."""
         i, s = self.i, self.shards
         if not i.sharded_params or (i.zero and s.shard <= 1):
             return 0.0
@@ -320,22 +404,39 @@ class Training:
             bits = self.facts["quantization_bits"]
             key = "nf4_double_quant" if (i.qlora_quant == "nf4" and i.qlora_double_quant) else i.qlora_quant
             packed = s.block_linear_per_layer * float(bits[key]) / 8 + (s.unit - s.block_linear_per_layer) * 2
-            return (4 if i.kbit_upcast else 2) * s.root + blocks * packed
-        return compute * (s.root + blocks * s.unit)
+            return roots * (4 if i.kbit_upcast else 2) * s.root + blocks * packed
+        return compute * (roots * s.root + blocks * s.unit)
 
     @property
     def gather_bytes(self) -> int:
         """FSDP gathers in the mixed-precision policy's param_dtype (16 bits), else in the params' dtype."""
         return 8 if self.fp64 else 4 if self.fp32 else 2
 
+    @property
+    def reduce_bytes(self) -> int:
+        """FSDP reduce-scatters gradients in the policy's reduce_dtype: fp32 under mixed precision,
+        else the parameters' dtype."""
+        return 8 if self.fp64 else 2 if self.true16 else 4
+
     def root_gradients(self) -> float:
-        """FSDP reduces the root unit's gradients last: unsharded in the compute dtype (with tied embeddings
-        the head's and the embedding's contributions and their sum), then reduce-scattered in fp32."""
+        """FSDP reduces the root unit's gradients last (its parameters already resharded): the
+        unsharded gradients in the compute dtype (with tied embeddings the head's and the embedding's
+        contributions and their sum), copied into a reduce-scatter input of the whole unit in the
+        reduce dtype (torch ``foreach_reduce``; its output shard comes after the gradients are freed)."""
         i, s, arch = self.i, self.shards, self.arch
         if not i.sharded_params or i.zero or i.frozen_base:
             return 0.0
         copies = 3 if arch.tied_embeddings and arch.head == "lm" else 1
-        return self.gather_bytes * s.root * copies + 4 * s.root / max(1, s.shard)
+        return self.gather_bytes * s.root * copies + self.reduce_bytes * s.root
+
+    def block_gradients(self) -> float:
+        """FSDP reduces each block's gradients as its backward ends: the unsharded gradients in the
+        compute dtype and the reduce-scatter input of the block in the reduce dtype, alive together
+        during the copy-in (torch ``foreach_reduce``)."""
+        i, s = self.i, self.shards
+        if not i.sharded_params or i.zero or i.frozen_base:
+            return 0.0
+        return (self.gather_bytes + self.reduce_bytes) * s.unit
 
     def backward_temporaries(self, tokens: float) -> float:
         """A block's backward holds the gradients of its MLP intermediates (the incoming gradient and
@@ -370,7 +471,7 @@ class Training:
     # -- the step ---------------------------------------------------------------------------------
 
     def estimate(self) -> tuple[list[Component], float, str, dict[str, float], list[str], float]:
-        i, block = self.i, self.block
+        i, block, s = self.i, self.block, self.shards
         self.model_states()
         tokens = self.tokens()
         terms = block.terms(tokens)
@@ -389,11 +490,15 @@ class Training:
             saved = in_flight * kept_per_layer
             formula = (
                 f"selective checkpointing (op): {in_flight} layers x {fmt_bytes(kept_per_layer)} (the block input, the "
-                f"attention output, every other matmul output), one block recomputed in backward ({fmt_bytes(per_layer)}: {described} GiB)"
+                f"attention output, every other matmul output), one block recomputed in backward "
+                f"({fmt_bytes(per_layer)}: {described} GiB)"
             )
         elif i.activation_offloading:
             saved = 0.0
-            formula = f"offloaded to the host until backward needs them; one block at a time on the GPU ({fmt_bytes(per_layer)}: {described} GiB)"
+            formula = (
+                "offloaded to the host until backward needs them; one block at a time on the GPU "
+                f"({fmt_bytes(per_layer)}: {described} GiB)"
+            )
         elif i.activation_checkpointing == "full":
             layer_input = block.layer_input(tokens)
             saved = in_flight * layer_input
@@ -418,8 +523,16 @@ class Training:
         shared = {**fixed, "gathered_params": gathered, "dequant_buffer": dequant}
         prefetched = {**shared, "gathered_params": self.gathered(blocks=2)}
         block_copies = copies_saved + (copies_block if recomputed else 0.0)
+        forward = {**shared, "gradients": accumulating, "activations": saved + outer, "weight_copies": cached}
         moments: dict[str, dict[str, float]] = {
-            "forward": {**prefetched, "gradients": accumulating, "activations": saved + outer, "weight_copies": cached, "logits": logits_fwd},
+            "forward, first block": {
+                **shared,
+                "gathered_params": self.gathered(blocks=2, roots=2),
+                "gradients": accumulating,
+                "activations": outer,
+            },
+            "forward, blocks": {**forward, "gathered_params": self.gathered(blocks=3)},
+            "forward": {**forward, "logits": logits_fwd},
             "backward": {
                 **shared,
                 "gradients": accumulating,
@@ -442,38 +555,112 @@ class Training:
                 "backward_temporaries": temps,
             },
         }
-        root = self.root_gradients()
+        root, block_grads = self.root_gradients(), self.block_gradients()
+        if block_grads:
+            # the sharded gradients so far: all but this block's (and the root's, reduced last)
+            earlier = grads - self.reduce_bytes * (s.unit + s.root) / max(1, s.shard)
+            moments["backward, block reduce-scatter"] = {
+                **shared,
+                "gradients": earlier,
+                "block_gradients": block_grads,
+            }
         if root:
-            moments["root reduce-scatter"] = {**shared, "gradients": grads, "root_gradients": root}
+            earlier = grads - self.reduce_bytes * s.root / max(1, s.shard)
+            moments["root reduce-scatter"] = {**fixed, "gradients": earlier, "root_gradients": root}
         if not i.optimizer_in_backward:
             moments["optimizer step"] = {**fixed, "gradients": grads, "optimizer_step_buffers": step}
         totals = {name: sum(values.values()) for name, values in moments.items()}
         moment = max(totals, key=lambda name: totals[name])
         peak = totals[moment]
         at_peak = moments[moment]
-        phase = "backward" if moment.startswith("backward") or moment == "root reduce-scatter" else moment
+        phase = _phase_of(moment)
         phases: dict[str, float] = {}
         for name, total in totals.items():
-            key = "backward" if name.startswith("backward") or name == "root reduce-scatter" else name
+            key = _phase_of(name)
             phases[key] = max(phases.get(key, 0.0), total)
         parts: list[Component] = []
         for state in self.states:
             if state.category == "gradients" and i.optimizer_in_backward:
                 continue
-            alive = at_peak.get(state.name, 0.0) > 0 or (state.category == "gradients" and at_peak.get("gradients", 0.0) > 0)
-            parts.append(Component(state.name, state.bytes, state.formula, state.kind, state.pageable, state.category, alive))
+            alive = at_peak.get(state.name, 0.0) > 0 or (
+                state.category == "gradients" and at_peak.get("gradients", 0.0) > 0
+            )
+            parts.append(
+                Component(
+                    state.name, state.bytes, state.formula, state.kind, state.pageable, state.category, alive
+                )
+            )
         if i.optimizer_in_backward and grads:
-            parts.append(Component("gradients", grads, "optimizer in backward: one parameter's gradient at a time", "transient", category="gradients", at_peak=at_peak.get("gradients", 0) > 0))
+            parts.append(
+                Component(
+                    "gradients",
+                    grads,
+                    "optimizer in backward: one parameter's gradient at a time",
+                    "transient",
+                    category="gradients",
+                    at_peak=at_peak.get("gradients", 0) > 0,
+                )
+            )
         transients = (
             ("activations", saved + outer, formula, "activation", "activations"),
-            ("weight_copies", cached, "autocast's 16-bit copies of the fp32 weights matmuls read (2 B per parameter)", "transient", "activations"),
+            (
+                "weight_copies",
+                cached,
+                "autocast's 16-bit copies of the fp32 weights matmuls read (2 B per parameter)",
+                "transient",
+                "activations",
+            ),
             ("logits", logits_fwd, logits_formula, "activation", "activations"),
-            ("loss_backward", logits_bwd - kept, "cross-entropy's backward: two fp32 gradients of the logits", "transient", "temporaries"),
-            ("gathered_params", gathered, "FSDP: the root unit + 2 blocks gathered in 16 bits (ZeRO-3: DeepSpeed's 4 B x the largest module)", "transient", "parameters"),
-            ("dequant_buffer", dequant, "one linear dequantised to 16 bits (bitsandbytes gemm_4bit)", "transient", "temporaries"),
-            ("backward_temporaries", temps, "gradients of one block's intermediates during its backward", "transient", "temporaries"),
-            ("optimizer_step_buffers", step, "foreach temporaries of the optimizer step", "transient", "optimizer"),
-            ("root_gradients", root, "FSDP: the root unit's unsharded gradients and their fp32 reduce-scatter", "transient", "temporaries"),
+            (
+                "loss_backward",
+                logits_bwd - kept,
+                "cross-entropy's backward: two fp32 gradients of the logits",
+                "transient",
+                "temporaries",
+            ),
+            (
+                "gathered_params",
+                gathered,
+                "FSDP: the root unit + the blocks being gathered, in the gather dtype (FSDP2 all-gather buffers "
+                "and their copy-out; ZeRO-3: DeepSpeed's 4 B x the largest module)",
+                "transient",
+                "parameters",
+            ),
+            (
+                "dequant_buffer",
+                dequant,
+                "one linear dequantised to 16 bits (bitsandbytes gemm_4bit)",
+                "transient",
+                "temporaries",
+            ),
+            (
+                "backward_temporaries",
+                temps,
+                "gradients of one block's intermediates during its backward",
+                "transient",
+                "temporaries",
+            ),
+            (
+                "optimizer_step_buffers",
+                step,
+                "foreach temporaries of the optimizer step",
+                "transient",
+                "optimizer",
+            ),
+            (
+                "block_gradients",
+                block_grads,
+                "FSDP: one block's unsharded gradients and its reduce-scatter input",
+                "transient",
+                "temporaries",
+            ),
+            (
+                "root_gradients",
+                root,
+                "FSDP: the root unit's unsharded gradients and its reduce-scatter input",
+                "transient",
+                "temporaries",
+            ),
         )
         for name, nominal, text, kind, category in transients:
             if not nominal:
@@ -485,5 +672,10 @@ class Training:
     def _largest_trainable(self) -> float:
         arch = self.arch
         if self.i.frozen_base:
-            return max((arch.lora_params_per_layer(self.i.lora_rank, (role,)) for role in self.roles), default=0)
-        return max(arch.vocab * arch.embedding_width, *(a * b for a, b in arch.linear_shapes().values())) / self.i.tp
+            return max(
+                (arch.lora_params_per_layer(self.i.lora_rank, (role,)) for role in self.roles), default=0
+            )
+        return (
+            max(arch.vocab * arch.embedding_width, *(a * b for a, b in arch.linear_shapes().values()))
+            / self.i.tp
+        )
