@@ -377,8 +377,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(cases)} configurations")
         return 0
     existing: dict[str, Any] = {}
+    versions: dict[str, str] = {}  # of the cases kept from the data file
     if OUTPUT.exists():
-        existing = {entry["id"]: entry for entry in yaml.safe_load(OUTPUT.read_text())["cases"]}
+        previous = yaml.safe_load(OUTPUT.read_text())
+        existing = {entry["id"]: entry for entry in previous["cases"]}
+        versions = dict(previous.get("versions") or {})
     chosen = {
         case_id: spec
         for case_id, spec in cases.items()
@@ -387,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"tracing {len(chosen)} of {len(cases)} configurations with {args.jobs} worker(s)", file=sys.stderr)
     started = time.monotonic()
     results = dict(existing)
-    versions: dict[str, str] = {}
+    kept = set(existing) - set(chosen)
     failures = []
     import multiprocessing
 
@@ -404,7 +407,11 @@ def main(argv: list[str] | None = None) -> int:
                     f"[{done}/{len(futures)}] {case_id}: FAILED {type(exc).__name__}: {exc}", file=sys.stderr
                 )
                 continue
-            versions = entry.pop("versions")
+            ran_with = entry.pop("versions")
+            if kept and versions and ran_with != versions:  # the file's other cases ran on other versions
+                entry["trace"]["versions"] = ran_with
+            else:
+                versions = ran_with
             results[case_id] = entry
             if done % 10 == 0:  # a long run keeps what it has
                 _write(cases, results, versions, existing)

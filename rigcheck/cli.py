@@ -104,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--trace",
         action="store_true",
         help="also run one real step of the model code on fake tensors and show its traced peak beside the "
-        "estimate (extra trace: torch, transformers, peft)",
+        "estimate (extra trace: torch, transformers, peft; bitsandbytes for QLoRA and NF4)",
     )
     estimate.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
     _add_plugin_options(estimate)

@@ -305,10 +305,6 @@ def test_estimate_trace_json_carries_the_trace(run_cli: Callable[..., CliResult]
     ("body", "message"),
     [
         (
-            "task: full_finetune\nactivation_checkpointing: selective\n",
-            "rigcheck estimate --trace runs full checkpointing only (not selective)",
-        ),
-        (
             "task: full_finetune\nmodel: {name: t, family: gpt_bigcode, layers: 2, hidden: 256, heads: 4, ffn: 1024,"
             " vocab: 1000}\n",
             "rigcheck estimate --trace cannot build a gpt_bigcode-family model yet",

@@ -152,6 +152,8 @@ CANNOT = "rigcheck estimate --trace cannot run this workload: "
         ("parallelism: {dp: 2, fsdp: full_shard, offload: cpu}", "CPU/NVMe offload"),
         ("precision: fp8-mixed", "precision fp8-mixed"),
         ("optimizer: adamw8bit", "8-bit optimizers have no fake kernels"),
+        ("activation_checkpointing: selective", "selective activation checkpointing"),
+        ("parallelism: {dp: 2, fsdp: no_shard}", "plain data parallelism"),
     ],
 )
 def test_estimate_trace_of_an_untraceable_workload_is_one_line(

@@ -20,7 +20,9 @@ tensor storage created or held while the step runs.
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -59,12 +61,16 @@ def unsupported(inputs: MemoryInputs) -> list[str]:
         out.append("DeepSpeed ZeRO (write the sharding as parallelism.fsdp to trace it with FSDP2)")
     if inputs.offload != "none":
         out.append("CPU/NVMe offload (host and device are the same CPU in a trace)")
-    if inputs.precision == "fp8-mixed" or (inputs.quantization or "none") not in ("none", "nf4", "fp4"):
-        out.append(f"precision {inputs.precision} / quantization {inputs.quantization} (no fake kernels)")
+    if inputs.precision == "fp8-mixed":
+        out.append("precision fp8-mixed (Transformer Engine has no fake kernels)")
+    if (inputs.quantization or "none") not in ("none", "nf4", "fp4"):
+        out.append(f"quantization {inputs.quantization} (no fake kernels)")
     if (inputs.optimizer or "none") not in ("adamw", "adam", "sgd", "sgd-momentum", "adafactor", "none"):
         out.append(f"optimizer {inputs.optimizer} (bitsandbytes' 8-bit optimizers have no fake kernels)")
-    if inputs.training and inputs.dp > 1 and not inputs.fsdp:
+    if inputs.training and inputs.dp > 1 and not inputs.zero and inputs.fsdp in (None, "no_shard"):
         out.append("plain data parallelism (DDP's gradient buckets are not traced; trace dp 1 or FSDP)")
+    if inputs.activation_checkpointing == "selective":
+        out.append("selective activation checkpointing (the tracer runs full checkpointing only)")
     if inputs.task == "qlora" and inputs.qlora_backend != "bitsandbytes":
         out.append("QLoRA through torchao's NF4 tensor (torchtune); the tracer runs bitsandbytes")
     if inputs.fsdp and (inputs.task == "qlora" or inputs.optimizer_in_backward):
@@ -80,7 +86,12 @@ def trace_step(inputs: MemoryInputs, *, progress: Progress | None = None) -> Tra
     say = progress or (lambda message: None)
     started = time.monotonic()
     runner = _Runner(inputs, say)
-    result = runner.run()
+    # bitsandbytes' CPU backend logs that its optional CPU kernels are missing; a trace runs none of them
+    logging.getLogger("bitsandbytes.backends.cpu.ops").setLevel(logging.ERROR)
+    with warnings.catch_warnings():  # the libraries' deprecation notices are not the user's to act on
+        warnings.simplefilter("ignore", FutureWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        result = runner.run()
     return TraceResult(
         peak=result["peak"],
         categories=result["categories"],
@@ -181,9 +192,7 @@ class _Runner:
         if i.training:
             model.train()
             if i.activation_checkpointing == "full":
-                model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-            elif i.activation_checkpointing == "selective":
-                raise UsageError("rigcheck estimate --trace runs full checkpointing only (not selective)")
+                _enable_checkpointing(model)
         else:
             model.eval()
         if i.frozen_base:
@@ -200,7 +209,8 @@ class _Runner:
                 reduce_dtype=torch.float32 if self.mixed else None,
                 reshard_after_forward=i.fsdp != "shard_grad_op",
             )
-            self.notes.append(f"FSDP2 fully_shard per block over {self.world} fake ranks (rank 0 traced)")
+            ranks = f"{self.world} fake rank" + ("s" if self.world != 1 else "")
+            self.notes.append(f"FSDP2 fully_shard per block over {ranks} (rank 0 traced)")
         return model
 
     def adapt(self, model: Any) -> Any:
@@ -369,7 +379,7 @@ class _Runner:
                 position = torch.arange(prompt)
                 out = model(
                     input_ids=ids,
-                    past_key_values=cache,
+                    **_cache_argument(model, cache),
                     use_cache=True,
                     cache_position=position,
                     logits_to_keep=1,
@@ -381,7 +391,7 @@ class _Runner:
                 blocks.phase = "decode"
                 out = model(
                     input_ids=step,
-                    past_key_values=cache,
+                    **_cache_argument(model, cache),
                     use_cache=True,
                     cache_position=torch.tensor([prompt]),
                     logits_to_keep=1,
@@ -406,6 +416,23 @@ class _Runner:
         tracker = MemTracker()
         tracker.track_external(model, *optimizers, *_quant_state_tensors(model))
         return tracker
+
+
+def _enable_checkpointing(model: Any) -> None:
+    """Non-reentrant full checkpointing, by the name this transformers version gives it
+    (``activation_checkpointing_enable`` from 5.x, ``gradient_checkpointing_enable`` before)."""
+    if hasattr(model, "activation_checkpointing_enable"):
+        model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+    else:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+
+
+def _cache_argument(model: Any, cache: Any) -> dict[str, Any]:
+    """The KV cache keyword of the model's forward: ``cache`` in recent transformers, else
+    ``past_key_values``."""
+    import inspect
+
+    return {"cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values": cache}
 
 
 def _quant_state_tensors(model: Any) -> list[Any]:

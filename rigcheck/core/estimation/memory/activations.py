@@ -291,7 +291,9 @@ class BlockModel:
         terms = {"token_ids": 16 * tokens}
         if arch.dropout:
             terms["embedding_dropout"] = tokens * h
-        if self.style in ("gpt2", "falcon", "layernorm") or (self.style == "megatron" and arch.norm == "layernorm"):
+        if self.style in ("gpt2", "falcon", "layernorm") or (
+            self.style == "megatron" and arch.norm == "layernorm"
+        ):
             norm = 4 if flow.autocast else flow.residual
             norm_out = norm
         else:
