@@ -22,6 +22,7 @@ from rigcheck.core.catalog import GpuSpec
 from rigcheck.core.estimation.architecture import Architecture, resolve_architecture
 from rigcheck.core.estimation.memory import GIB, MemoryEstimate, MemoryInputs, estimate_memory
 from rigcheck.core.estimation.throughput import DecodeSpeed, TrainingSpeed, decode_speed, training_speed
+from rigcheck.core.estimation.topology import Topology
 
 __all__ = [
     "GIB",
@@ -53,6 +54,17 @@ def framework_defaults(framework: str | None) -> tuple[dict[str, Any], dict[str,
     if section is None:
         return {}, {}
     return dict(section["defaults"]), dict(section["basis"])
+
+
+#: llama.cpp's GGUF types: their bits per weight are the whole file's (specs/rules/memory.yaml).
+GGUF_TYPES = ("q2_k", "q3_k_m", "q4_0", "q4_k_m", "q5_0", "q5_k_m", "q6_k", "q8_0")
+
+
+def _quantization_name(value: Any) -> str | None:
+    """The scheme's name; ``bits`` for ``quantization: {bits: ...}``."""
+    if value is None or isinstance(value, str):
+        return value
+    return "bits"
 
 
 def _implied(name: str, value: Any, framework: str, basis: str | None) -> str:
@@ -118,7 +130,10 @@ def memory_inputs(workload: Any, arch: Architecture, *, gpus_per_node: int = 8) 
         task=workload.task,
         precision=pick("precision", workload.precision, "precision" in stated, workload.precision),
         optimizer=optimizer,
-        quantization=workload.quantization,
+        quantization=_quantization_name(workload.quantization),
+        quantization_bits=getattr(workload.quantization, "bits", None),
+        quantization_scope=getattr(workload.quantization, "applies_to", None)
+        or ("all" if _quantization_name(workload.quantization) in GGUF_TYPES else "linear"),
         micro_batch=batch.micro if batch else 1,
         seq_len=seq_len,
         grad_accum=batch.grad_accum if batch else 1,
@@ -166,6 +181,7 @@ def memory_inputs(workload: Any, arch: Architecture, *, gpus_per_node: int = 8) 
         concurrency=inference.concurrency if inference else (batch.micro if batch else 1),
         context_len=inference.context_len if inference and inference.context_len else seq_len,
         prompt_len=inference.prompt_len if inference else None,
+        output_len=inference.output_len if inference else None,
         kv_cache_dtype=inference.kv_cache_dtype if inference else None,
         engine=inference.engine if inference else None,
         gpu_memory_utilization=inference.gpu_memory_utilization if inference else None,
@@ -224,8 +240,11 @@ def estimate_workload(
     gpus_per_node: int = 8,
     arch: Architecture | None = None,
     document: Any = None,
+    topology: Topology | None = None,
 ) -> WorkloadEstimate:
-    """Memory (and, with a GPU, speed) of a workload. ``document`` positions model errors."""
+    """Memory (and, with a GPU, speed) of a workload. ``document`` positions model errors;
+    ``topology`` (the rig's links, :func:`rigcheck.core.estimation.topology.topology_of`) adds the
+    communication to the training step and the tensor-parallel all-reduces to decoding."""
     if arch is None:
         import os
 
@@ -240,12 +259,22 @@ def estimate_workload(
         facts = load_rule_facts("throughput")
         if inputs.training:
             train = training_speed(
-                inputs, gpu, facts, gpus=inputs.world, run_tokens=run_tokens(workload, inputs.seq_len)
+                inputs,
+                gpu,
+                facts,
+                gpus=inputs.world,
+                run_tokens=run_tokens(workload, inputs.seq_len),
+                topology=topology,
             )
         else:
             weights = memory.component("weights")
             decode = decode_speed(
-                inputs, gpu, facts, weight_bytes=weights.bytes if weights else 0.0, engine=inputs.engine
+                inputs,
+                gpu,
+                facts,
+                weight_bytes=weights.bytes if weights else 0.0,
+                engine=inputs.engine,
+                topology=topology,
             )
     return WorkloadEstimate(arch, inputs, memory, train, decode)
 

@@ -26,14 +26,11 @@ def _first_gpu(rig_ctx: Any | None) -> tuple[Any, Any]:
 
 def _estimate(workload_doc: Any, rig_ctx: Any | None) -> WorkloadEstimate:
     node, gpu_view = _first_gpu(rig_ctx)
-    arch = rig_ctx.arch if rig_ctx is not None and rig_ctx.arch is not None else None
-    return estimate_workload(
-        workload_doc.model,
-        gpu=gpu_view.facts if gpu_view else None,
-        gpus_per_node=node.gpus_per_node if node else 8,
-        arch=arch,
-        document=workload_doc,
-    )
+    if gpu_view is not None and rig_ctx.arch is not None:
+        from rigcheck.core.rig_estimate import estimate_on
+
+        return estimate_on(rig_ctx, node, gpu_view).estimate
+    return estimate_workload(workload_doc.model, arch=None, document=workload_doc)
 
 
 def inputs_for(workload_doc: Any, rig_ctx: Any | None) -> Any:
@@ -165,9 +162,19 @@ def render_text(result: dict[str, Any]) -> str:
         train = speed["training"]
         tps = train["tokens_per_second"]
         lines.append(
-            f"speed: {tps['default']:,.0f} tokens/s ({tps['low']:,.0f}-{tps['high']:,.0f}); "
-            f"{train['formula']}"
+            f"speed: {tps['default']:,.0f} tokens/s ({tps['low']:,.0f}-{tps['high']:,.0f}), bound by "
+            f"{train['binds']}; {train['formula']}"
         )
+        parts = ", ".join(f"{name} {seconds:.3g} s" for name, seconds in train["parts_seconds"].items())
+        lines.append(f"step: {train['step_seconds']['default']:.3g} s = {parts}")
+        for item in train["communication"]:
+            hidden = "overlaps compute" if item["overlappable"] else "on the critical path"
+            lines.append(
+                f"  {item['what']}: {item['bytes_per_gpu'] / 1e9:.3g} GB per GPU per step over {item['over']} "
+                f"({item['busbw_gbps']:.3g} GB/s) = {item['seconds']:.3g} s, {hidden}"
+            )
+        if not train["topology_known"]:
+            lines.append("  communication not estimated: give --rig for the links between the GPUs")
         if train["run_hours"]:
             hours = train["run_hours"]
             lines.append(
@@ -177,10 +184,18 @@ def render_text(result: dict[str, Any]) -> str:
     elif speed and "decode" in speed:
         decode = speed["decode"]
         tps = decode["tokens_per_second_per_seq"]
+        total = decode["aggregate_tokens_per_second"]
         lines.append(
             f"decode: {tps['default']:.1f} tokens/s per sequence ({tps['low']:.1f}-{tps['high']:.1f}), "
-            f"bound by {decode['binds']}; {decode['formula']}"
+            f"{total['default']:,.0f} output tokens/s at concurrency {decode['concurrency']} "
+            f"({total['low']:,.0f}-{total['high']:,.0f}), bound by {decode['binds']}; {decode['formula']}"
         )
+        if "ttft_ms" in decode:
+            ttft = decode["ttft_ms"]
+            lines.append(
+                f"prefill: {decode['prompt_tokens']:,} prompt tokens, time to first token about "
+                f"{ttft['default']:,.0f} ms ({ttft['low']:,.0f}-{ttft['high']:,.0f} ms)"
+            )
     return "\n".join(lines) + "\n"
 
 

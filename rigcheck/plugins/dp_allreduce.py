@@ -1,8 +1,9 @@
-"""ICX005: data-parallel gradient traffic per step against the step's compute time (NET-4).
+"""ICX005: the data-parallel communication a step cannot hide, against its compute (NET-4).
 
-Ring all-reduce of S bytes over n ranks takes 2(n-1)/n x S / busbw (nccl-tests PERFORMANCE.md);
-ZeRO-3/FSDP full sharding moves 3(n-1)/n x the 16-bit parameters per step (two all-gathers and a
-reduce-scatter).
+The step-time model (rigcheck.core.estimation.steptime) times each collective over the path its
+group takes: DDP's gradient all-reduce once per step, ZeRO/FSDP's all-gathers and reduce-scatters
+per micro-batch, over NVLink, PCIe (with or without peer-to-peer) or the nodes' network; the part
+compute does not hide is the exposed share.
 """
 
 from __future__ import annotations
@@ -11,34 +12,37 @@ from collections.abc import Iterator
 
 from rigcheck.core.checker import Checker
 from rigcheck.core.context import CheckContext
-from rigcheck.core.estimate import estimate_workload
-from rigcheck.core.estimation.links import intra_node_link, node_network_gbps
 from rigcheck.core.findings import Finding, Severity
 from rigcheck.core.hookspecs import hookimpl
 from rigcheck.core.numbers import fmt
+from rigcheck.core.rig_estimate import estimate_on
 from rigcheck.core.rules import Rule, RuleDocs
 
 DP_SHARE = Rule(
     code="ICX005",
     name="data-parallel-communication-share-high",
-    summary="Gradient synchronisation takes a large share of each step's compute time",
+    summary="Data-parallel communication adds a large share to each step",
     severity=Severity.WARN,
     docs=RuleDocs(
-        what="For `parallelism.dp > 1`: bytes per optimizer step (DDP and ZeRO-1/2: a ring all-reduce of the "
-        "trainable gradients, 2(n-1)/n x S; ZeRO-3/FSDP full shard: 3(n-1)/n x the 16-bit parameters), over "
-        "the bus bandwidth of the slowest link in the ring (the GPU link within a node; across nodes the "
-        "compute network's share per GPU), against the step's compute time (tokens x FLOPs per token over "
-        "peak x MFU): warn above 25%.",
-        why="DDP overlaps the all-reduce with backward, but only up to the backward's length; when communication "
-        "is a large share of compute, every step waits for the network. A 7B model's bf16 gradients are 14 GB: "
+        what="For `parallelism.dp > 1`: the collectives data parallelism makes per optimizer step (DDP and ZeRO-1: "
+        "a ring all-reduce of the gradients once per step, 2(n-1)/n x S; ZeRO-2: a reduce-scatter every "
+        "micro-batch; ZeRO-3/FSDP full shard: two all-gathers of the 16-bit parameters and a reduce-scatter of "
+        "the gradients every micro-batch, (n-1)/n x S each), timed over the path their group takes (the GPU "
+        "link within a node, the nodes' network share across nodes), less what compute hides (DDP's in the "
+        "last backward, FSDP's in all of the compute, up to the overlap share of specs/rules/throughput.yaml). "
+        "Warns when what is left adds more than 25% to the step, fails when it adds more than the compute "
+        "itself (the job runs at less than half its compute-bound speed).",
+        why="DDP overlaps the all-reduce with backward, FSDP prefetches its all-gathers, but only up to the "
+        "compute's length; beyond it every step waits for the links. A 7B model's bf16 gradients are 14 GB: "
         "1.2 s per step at 20 GB/s of PCIe, 0.06 s at 400 GB/s of NVLink.",
         example="```yaml\nparallelism: {dp: 8}\nbatch: {micro: 1, grad_accum: 1, seq_len: 512}   # 8B model on "
         "PCIe GPUs: ICX005\n```",
-        fix="More gradient accumulation (communication once per optimizer step), ZeRO-2 or FSDP with faster links, "
-        "or LoRA (adapters only are synchronised).",
+        fix="More gradient accumulation (one synchronisation per optimizer step with DDP), FSDP hybrid_shard or "
+        "ZeRO-2 (shard within a node), faster links, or LoRA (adapters only are synchronised).",
         references=(
             "https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md",
-            "rules_facts.md NET-4, NET-6",
+            "Li et al., PyTorch Distributed, arXiv:2006.15704",
+            "Zhao et al., PyTorch FSDP, arXiv:2304.11277",
         ),
     ),
 )
@@ -63,87 +67,65 @@ class DataParallelChecker(Checker):
             )
             return
         gpu = node.gpus[0]
-        estimate = estimate_workload(workload, gpu=gpu.facts, gpus_per_node=node.gpus_per_node, arch=ctx.arch)
-        speed = estimate.training
+        on_rig = estimate_on(ctx, node, gpu)
+        speed = on_rig.estimate.training
         if speed is None:
             yield DP_SHARE.skipped(
                 f"{gpu.facts.name}: dense TFLOPS unknown", location=where, subject=ctx.subject
             )
             return
-        facts = ctx.facts("interconnect")
-        link = intra_node_link(node, gpu, facts)
-        busbw, through = link.busbw_gbps, link.description
-        ranks_per_node = min(node.gpus_per_node, par.world_size)
-        if par.world_size > node.gpus_per_node:
-            network = node_network_gbps(node)
-            per_gpu = network / max(1, ranks_per_node) * float(facts["bus_bandwidth"]["efficiency"])
-            if network and per_gpu < busbw:
-                busbw, through = (
-                    per_gpu,
-                    f"the network: {fmt(network)} GB/s per node / {ranks_per_node} GPUs x 0.8",
-                )
-            elif not network:
-                yield DP_SHARE.skipped(
-                    "dp spans nodes but the nodes declare no network bandwidth",
-                    location=where,
-                    subject=ctx.subject,
-                    fix="add network links with gbps to the rig",
-                )
-                return
-        inputs = estimate.inputs
-        arch = ctx.arch
-        trainable = (
-            arch.lora_params_per_layer(inputs.lora_rank, arch.lora_roles(inputs.lora_targets)) * arch.layers
-            if inputs.frozen_base
-            else arch.params
-        )
-        if par.zero >= 3 or par.fsdp in ("full_shard", "hybrid_shard"):
-            factor, payload, what = 3 * (n - 1) / n, arch.params * 2, "3(n-1)/n x 16-bit params (ZeRO-3/FSDP)"
-        else:
-            grad_bytes = (
-                4
-                if (
-                    workload.precision == "32-true"
-                    or (workload.precision.endswith("mixed") and not par.zero and not par.fsdp)
-                )
-                else 2
+        step = speed.step
+        data = [item for item in step.collectives if item.group == "data"]
+        if any(item.inter_node and not item.busbw_gbps for item in data):
+            yield DP_SHARE.skipped(
+                "dp spans nodes but the nodes declare no network bandwidth",
+                location=where,
+                subject=ctx.subject,
+                fix="add network links with gbps to the rig",
             )
-            factor, payload, what = (
-                2 * (n - 1) / n,
-                trainable * grad_bytes,
-                f"2(n-1)/n x {grad_bytes} B gradients",
-            )
-        seconds_comm = factor * payload / (busbw * 1e9)
-        seconds_compute = speed.step_seconds.default
-        share = seconds_comm / seconds_compute
-        warn = float(facts["data_parallel"]["warn_above_share"])
+            return
+        exposed = step.exposed_for(lambda item: item.group == "data")
+        compute = step.compute_seconds
+        share = exposed / compute if compute else 0.0
+        facts = ctx.facts("interconnect")["data_parallel"]
+        warn, fail = float(facts["warn_above_share"]), float(facts["fail_above_share"])
+        transfers = "; ".join(item.describe() for item in data)
         evidence = {
             "dp": n,
-            "payload_bytes": payload,
-            "factor": round(factor, 4),
-            "traffic": what,
-            "busbw_gbps": round(busbw, 2),
-            "link": through,
-            "comm_seconds": round(seconds_comm, 4),
-            "compute_seconds": round(seconds_compute, 4),
+            "collectives": [
+                {
+                    "what": item.what,
+                    "kind": item.kind,
+                    "bytes_per_call": item.bytes_per_call,
+                    "calls": item.calls,
+                    "factor": round(item.factor, 4),
+                    "over": item.over,
+                    "busbw_gbps": round(item.busbw_gbps, 3),
+                    "seconds": round(item.seconds, 4),
+                }
+                for item in data
+            ],
+            "comm_seconds": round(sum(item.seconds for item in data), 4),
+            "exposed_seconds": round(exposed, 4),
+            "compute_seconds": round(compute, 4),
             "share": round(share, 3),
+            "overlap": step.overlap.default,
             "warn_above": warn,
-            **facts["data_parallel"].cite(),
+            "fail_above": fail,
+            **facts.cite(),
         }
         told = (
-            f"dp {n}: {fmt(payload / 1e9, 2)} GB x {factor:.2f} over {fmt(busbw, 1)} GB/s = "
-            f"{fmt(seconds_comm, 3)} s per step against {fmt(seconds_compute, 3)} s of compute ({share:.0%})"
+            f"dp {n}: {transfers}; {fmt(exposed, 3)} s of it not hidden behind {fmt(compute, 3)} s of compute per "
+            f"step ({share:.0%})"
         )
-        if share > warn:
-            accum = workload.batch.grad_accum if workload.batch else 1
-            suggested = max(2, int(accum * share / warn) + 1)
-            yield DP_SHARE.warned(
-                told,
-                location=where,
-                evidence=evidence,
-                subject=ctx.subject,
-                fix=f"raise batch.grad_accum (to about {suggested}), use faster links, or LoRA",
-            )
+        accum = workload.batch.grad_accum if workload.batch else 1
+        fix = "use faster links, FSDP hybrid_shard or ZeRO-2 (shard within a node), or LoRA"
+        if not (par.zero >= 2 or par.fsdp in ("full_shard", "hybrid_shard", "shard_grad_op")):
+            fix = f"raise batch.grad_accum (to about {max(2, int(accum * share / warn) + 1)}), " + fix
+        if share > fail:
+            yield DP_SHARE.failed(told, location=where, evidence=evidence, subject=ctx.subject, fix=fix)
+        elif share > warn:
+            yield DP_SHARE.warned(told, location=where, evidence=evidence, subject=ctx.subject, fix=fix)
         else:
             yield DP_SHARE.passed(told, location=where, evidence=evidence, subject=ctx.subject)
 

@@ -8,11 +8,11 @@ from typing import Any
 
 from rigcheck.core.checker import Checker
 from rigcheck.core.context import CheckContext, GpuView, NodeView
-from rigcheck.core.estimate import estimate_workload, run_tokens_with_origin
-from rigcheck.core.estimation.throughput import matmul_params, peak_tflops
+from rigcheck.core.estimate import run_tokens_with_origin
 from rigcheck.core.findings import Finding, Severity
 from rigcheck.core.hookspecs import hookimpl
 from rigcheck.core.numbers import fmt
+from rigcheck.core.rig_estimate import estimate_on
 from rigcheck.core.rules import Rule, RuleDocs
 
 _EFFICIENCY = "Efficiency factors (MFU, MBU) and their sources are in `specs/rules/throughput.yaml`."
@@ -99,129 +99,132 @@ class HbmBandwidthChecker(Checker):
                 yield from self._one(ctx, node, gpu)
 
     def _one(self, ctx: CheckContext, node: NodeView, gpu: GpuView) -> Iterator[Finding]:
-        workload = ctx.workload
-        estimate = estimate_workload(workload, gpu=gpu.facts, gpus_per_node=node.gpus_per_node, arch=ctx.arch)
-        subject = f"{ctx.subject} on {gpu.facts.name}"
-        related = [ctx.rig_at(f"{gpu.pointer}/model")]
-        cite = ctx.facts("throughput")
+        on_rig = estimate_on(ctx, node, gpu)
+        estimate = on_rig.estimate
+        where_gpu = {
+            "subject": f"{ctx.subject} on {gpu.facts.name}",
+            "related": [ctx.rig_at(f"{gpu.pointer}/model")],
+        }
+        notes = {"gpu_notes": list(on_rig.gpu_notes)} if on_rig.gpu_notes else {}
+        facts = ctx.facts("throughput")
         if estimate.inputs.training:
-            yield self._training(ctx, estimate, gpu, subject, related, cite)
+            yield self._training(ctx, estimate, gpu, where_gpu, notes, facts)
         else:
-            yield self._decode(ctx, estimate, gpu, subject, related, cite)
-            yield self._prefill(ctx, estimate, gpu, subject, related, cite)
+            yield self._decode(ctx, estimate, gpu, where_gpu, notes, facts)
+            yield self._prefill(ctx, estimate, gpu, where_gpu, notes, facts)
 
-    def _decode(self, ctx, estimate, gpu, subject, related, cite) -> Finding:  # type: ignore[no-untyped-def]
+    def _decode(self, ctx, estimate, gpu, where_gpu, notes, facts) -> Finding:  # type: ignore[no-untyped-def]
         speed = estimate.decode
         inference = ctx.workload.inference
-        target = inference.target_tokens_per_s_per_seq if inference else None
-        where = ctx.workload_at("/inference/target_tokens_per_s_per_seq" if target else "/inference")
+        per_seq_target = inference.target_tokens_per_s_per_seq if inference else None
+        total_target = inference.target_tokens_per_s if inference else None
+        pointer = (
+            "/inference/target_tokens_per_s_per_seq"
+            if per_seq_target
+            else "/inference/target_tokens_per_s"
+            if total_target
+            else "/inference"
+        )
+        where = ctx.workload_at(pointer)
         if speed is None:
             return DECODE_SPEED.skipped(
-                f"{gpu.facts.name}: no memory bandwidth in the catalog",
-                location=where,
-                related=related,
-                subject=subject,
+                f"{gpu.facts.name}: no memory bandwidth in the catalog", location=where, **where_gpu
             )
-        tps = speed.tokens_per_second_per_seq
+        tps, total = speed.tokens_per_second_per_seq, speed.aggregate_tokens_per_second
+        c = estimate.inputs.concurrency
         evidence = {
             **speed.as_dict(),
+            **notes,
             "gpu": gpu.facts.name,
-            "target_tokens_per_s_per_seq": target,
-            "concurrency": estimate.inputs.concurrency,
-            **cite["decode_mbu"].cite(),
+            "target_tokens_per_s_per_seq": per_seq_target,
+            "target_tokens_per_s": total_target,
+            **facts["decode_mbu"].cite(),
         }
         told = (
-            f"{fmt(tps.default, 1)} tokens/s per sequence ({fmt(tps.low, 1)}-{fmt(tps.high, 1)}) at concurrency "
-            f"{estimate.inputs.concurrency}, bound by {speed.binds}: {speed.formula}"
+            f"{fmt(tps.default, 1)} tokens/s per sequence ({fmt(tps.low, 1)}-{fmt(tps.high, 1)}) and "
+            f"{fmt(total.default, 0)} output tokens/s in all ({fmt(total.low, 0)}-{fmt(total.high, 0)}) at "
+            f"concurrency {c}, bound by {speed.binds}: {speed.formula}"
         )
-        if target is None:
+        if per_seq_target is None and total_target is None:
             return DECODE_SPEED.skipped(
-                f"no inference.target_tokens_per_s_per_seq; estimate {told}",
+                f"no inference.target_tokens_per_s_per_seq or target_tokens_per_s; estimate {told}",
                 location=where,
-                related=related,
                 evidence=evidence,
-                subject=subject,
-                fix="set inference.target_tokens_per_s_per_seq to check the rig against it",
+                fix="set inference.target_tokens_per_s_per_seq (or target_tokens_per_s) to check the rig against it",
+                **where_gpu,
             )
-        fix = (
-            f"to reach {fmt(target)} tokens/s per sequence: serve about "
-            f"{max(1, int(estimate.inputs.concurrency * tps.default / target))} sequences per replica, raise "
-            f"tensor parallelism, quantise weights or the KV cache (fp8), or use GPUs with more HBM bandwidth"
-        )
+        if per_seq_target is not None:
+            target, value, what = per_seq_target, tps, "tokens/s per sequence"
+            fix = (
+                f"to reach {fmt(target)} tokens/s per sequence: serve about "
+                f"{max(1, int(c * tps.default / target))} sequences per replica, raise tensor parallelism, "
+                f"quantise weights or the KV cache (fp8), or use GPUs with more memory bandwidth"
+            )
+        else:
+            target, value, what = total_target, total, "output tokens/s in all"
+            fix = (
+                f"to reach {fmt(target)} output tokens/s: more replicas or GPUs, a larger batch where memory "
+                f"allows, quantised weights, or GPUs with more memory bandwidth"
+            )
+        if speed.binds != "memory bandwidth":
+            fix += f" (this step is bound by {speed.binds})"
         return _against_target(
             DECODE_SPEED,
-            f"{told}; target {fmt(target)}",
-            optimistic_misses=tps.high < target,
-            default_misses=tps.default < target,
+            f"{told}; target {fmt(target)} {what}",
+            optimistic_misses=value.high < target,
+            default_misses=value.default < target,
             fix=fix,
             location=where,
-            related=related,
             evidence=evidence,
-            subject=subject,
+            **where_gpu,
         )
 
-    def _prefill(self, ctx, estimate, gpu, subject, related, cite) -> Finding:  # type: ignore[no-untyped-def]
+    def _prefill(self, ctx, estimate, gpu, where_gpu, notes, facts) -> Finding:  # type: ignore[no-untyped-def]
         inputs = estimate.inputs
         inference = ctx.workload.inference
         target = inference.target_ttft_ms if inference else None
         where = ctx.workload_at("/inference/target_ttft_ms" if target else "/inference")
-        peak, field = peak_tflops(gpu.facts, inputs.precision)
-        if not peak:
+        speed = estimate.decode
+        if speed is None or speed.ttft_ms is None:
             return PREFILL_LATENCY.skipped(
-                f"{gpu.facts.name}: no dense TFLOPS in the catalog",
+                f"{gpu.facts.name}: no dense TFLOPS or memory bandwidth in the catalog",
                 location=where,
-                related=related,
-                subject=subject,
+                **where_gpu,
             )
-        prompt = inputs.prompt_len or inputs.context_len or inputs.seq_len
-        mfu = cite["prefill_mfu"]
-        flops = 2 * matmul_params(inputs) * prompt
+        ttft = speed.ttft_ms
         gpus = inputs.tp * inputs.pp
-
-        def ms(efficiency: float) -> float:
-            return flops / (gpus * peak * 1e12 * efficiency) * 1e3
-
-        default, worst, best = ms(mfu["default"]), ms(mfu["low"]), ms(mfu["high"])
+        mfu = facts["prefill_mfu"]
         evidence = {
-            "prompt_tokens": prompt,
-            "flops": flops,
+            "prompt_tokens": speed.serving.prompt_tokens,
             "gpus": gpus,
-            "peak_tflops": peak,
-            "peak_field": field,
-            "ttft_ms": {"default": round(default, 1), "low": round(best, 1), "high": round(worst, 1)},
+            "ttft_ms": ttft.as_dict(1),
             "target_ttft_ms": target,
+            **notes,
             **mfu.cite(),
         }
         told = (
-            f"prefill of {prompt:,} tokens about {fmt(default, 0)} ms ({fmt(best, 0)}-{fmt(worst, 0)}) on {gpus} x "
-            f"{gpu.facts.name} ({peak:g} TFLOPS, MFU {mfu['default']:g})"
+            f"prefill of {speed.serving.prompt_tokens:,} tokens about {fmt(ttft.default, 0)} ms "
+            f"({fmt(ttft.low, 0)}-{fmt(ttft.high, 0)}) on {gpus} x {gpu.facts.name} (MFU {mfu['default']:g}"
+            + (", with its tensor-parallel all-reduces" if inputs.tp > 1 else "")
+            + ")"
         )
         if target is None:
             return PREFILL_LATENCY.skipped(
-                f"no inference.target_ttft_ms; {told}",
-                location=where,
-                related=related,
-                evidence=evidence,
-                subject=subject,
+                f"no inference.target_ttft_ms; {told}", location=where, evidence=evidence, **where_gpu
             )
-        if default > target:
+        if ttft.default > target:
             return PREFILL_LATENCY.warned(
                 f"{told}; target {fmt(target)} ms",
                 location=where,
-                related=related,
                 evidence=evidence,
-                subject=subject,
                 fix="more tensor parallelism, a faster GPU, prefix caching or shorter prompts",
+                **where_gpu,
             )
         return PREFILL_LATENCY.passed(
-            f"{told}; target {fmt(target)} ms",
-            location=where,
-            related=related,
-            evidence=evidence,
-            subject=subject,
+            f"{told}; target {fmt(target)} ms", location=where, evidence=evidence, **where_gpu
         )
 
-    def _training(self, ctx, estimate, gpu, subject, related, cite) -> Finding:  # type: ignore[no-untyped-def]
+    def _training(self, ctx, estimate, gpu, where_gpu, notes, facts) -> Finding:  # type: ignore[no-untyped-def]
         speed = estimate.training
         run = ctx.workload.run
         hours_planned = run.hours if run else None
@@ -230,28 +233,35 @@ class HbmBandwidthChecker(Checker):
             return TRAINING_TIME.skipped(
                 f"{gpu.facts.name}: no dense TFLOPS for {estimate.inputs.precision} in the catalog",
                 location=where,
-                related=related,
-                subject=subject,
+                **where_gpu,
             )
         tps = speed.tokens_per_second
+        step = speed.step
         evidence = {
             **speed.as_dict(),
+            **notes,
             "gpu": gpu.facts.name,
             "run_hours_planned": hours_planned,
-            **cite["training_mfu"].cite(),
+            **facts["training_hfu"].cite(),
+            "communication_source": facts["communication"].source,
         }
+        parts = ", ".join(f"{name} {fmt(seconds, 3)} s" for name, seconds in step.parts())
+        exposed = ""
+        if step.collectives:
+            worst = max(step.collectives, key=lambda item: item.seconds)
+            exposed = f"; largest transfer: {worst.describe()}"
         told = (
             f"{fmt(tps.default, 0)} tokens/s ({fmt(tps.low, 0)}-{fmt(tps.high, 0)}) on {speed.gpus} x "
-            f"{gpu.facts.name}, compute-bound: {speed.formula}"
+            f"{gpu.facts.name}, bound by {speed.binds} (step {fmt(step.step_seconds, 3)} s = {parts}{exposed}); "
+            f"{speed.formula}"
         )
         if speed.run_hours is None:
             return TRAINING_TIME.skipped(
                 f"data.tokens (or samples) not given, so the run length is unknown; {told}",
                 location=ctx.workload_at("/data"),
-                related=related,
                 evidence=evidence,
-                subject=subject,
                 fix="add data.tokens (or data.samples) to the workload",
+                **where_gpu,
             )
         hours = speed.run_hours
         _, origin = run_tokens_with_origin(ctx.workload, estimate.inputs.seq_len)
@@ -266,26 +276,31 @@ class HbmBandwidthChecker(Checker):
             return TRAINING_TIME.skipped(
                 f"run.hours not given; {told}",
                 location=where,
-                related=related,
                 evidence=evidence,
-                subject=subject,
                 fix="add run.hours to check the plan against the estimate",
+                **where_gpu,
             )
         lora = (
             " or LoRA instead of full fine-tuning"
             if estimate.inputs.task in ("pretrain", "full_finetune")
             else ""
         )
-        fix = f"plan about {fmt(hours.default, 0)} h, or cut the time with more or faster GPUs, fewer tokens{lora}"
+        if speed.binds == "compute":
+            fix = f"plan about {fmt(hours.default, 0)} h, or cut the time with more or faster GPUs, fewer tokens{lora}"
+        else:
+            fix = (
+                f"plan about {fmt(hours.default, 0)} h, or cut the communication: a faster network or NVLink, "
+                f"more gradient accumulation (fewer synchronisations per token), FSDP hybrid_shard or ZeRO-2 "
+                f"(shard within a node), or fewer, larger nodes"
+            )
         if hours.low > hours_planned and upper_bound:
             return TRAINING_TIME.warned(
                 f"{told}; planned {fmt(hours_planned)} h",
                 location=where,
-                related=related,
                 evidence=evidence,
-                subject=subject,
                 fix=fix
                 + "; give data.tokens for a firm verdict (this counts every sample at the full length)",
+                **where_gpu,
             )
         return _against_target(
             TRAINING_TIME,
@@ -294,9 +309,8 @@ class HbmBandwidthChecker(Checker):
             default_misses=hours.default > hours_planned,
             fix=fix,
             location=where,
-            related=related,
             evidence=evidence,
-            subject=subject,
+            **where_gpu,
         )
 
 

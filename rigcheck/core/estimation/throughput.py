@@ -1,21 +1,11 @@
-"""Speed: training step time and run length from FLOPs, decode speed from HBM bandwidth.
+"""Speed: a training workload's tokens/s and run time, a served model's decode and prefill speed.
 
-Training (compute-bound for transformer-sized matmuls)::
-
-    FLOPs per token = 6 x P_matmul + 12 x L x (heads x head_dim) x s      (PaLM, arXiv:2204.02311, appendix B)
-                      (4 x P_matmul for LoRA/QLoRA: frozen weights need no weight gradients;
-                       + one more forward pass with full activation checkpointing)
-    step time       = FLOPs / (GPUs x peak dense TFLOPS x MFU)
-
-Decode (memory-bound: every step reads the weights once for the whole batch, and each sequence's
-KV cache)::
-
-    step time  = (weight bytes / tp + concurrency x KV bytes of one sequence / tp) / (HBM bandwidth x MBU)
-    tokens/s per sequence = 1 / step time; compute time 2 x P x concurrency / (peak x MFU) is checked too,
-    and the larger of the two says which resource binds.
-
-Efficiency factors (MFU, MBU) are data with sources in ``specs/rules/throughput.yaml``; every
-estimate is a range from the low to the high factor, with the default in between.
+Training: :mod:`rigcheck.core.estimation.steptime` (compute at the framework's HFU, the pipeline
+bubble, the communication compute does not hide). Serving: :mod:`rigcheck.core.estimation.decoding`
+(decode steps bound by memory bandwidth at the engine's MBU for the GPU's memory, or by compute at a
+large batch; prefill and time to first token). This module picks the peak TFLOPS the precision runs
+at, counts the matmul parameters one token passes through, and gives each estimate as a range from
+the pessimistic to the optimistic efficiency (``specs/rules/throughput.yaml``).
 """
 
 from __future__ import annotations
@@ -25,7 +15,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from rigcheck.core.catalog import GpuSpec
-from rigcheck.core.estimation.memory import MemoryInputs, Shards
+from rigcheck.core.estimation.decoding import Serving, serving_speed
+from rigcheck.core.estimation.memory import MemoryInputs
+from rigcheck.core.estimation.memory.quantized import bits_per_weight
+from rigcheck.core.estimation.steptime import StepTime, step_time
+from rigcheck.core.estimation.topology import Topology
+from rigcheck.core.facts import load_rule_facts
 
 
 @dataclass(frozen=True)
@@ -46,7 +41,8 @@ class Range:
 
 @dataclass(frozen=True)
 class TrainingSpeed:
-    flops_per_token: float
+    flops_per_token: float  # model FLOPs (6 P + attention), what MFU is measured on
+    executed_flops_per_token: float  # with the recomputed forward
     peak_tflops: float
     peak_source: str
     gpus: int
@@ -57,10 +53,17 @@ class TrainingSpeed:
     run_hours: Range | None  # low = the optimistic (shortest) end, high = the pessimistic end
     binds: str
     formula: str
+    step: StepTime
+
+    @property
+    def comm_share(self) -> float:
+        return self.step.comm_share
 
     def as_dict(self) -> dict[str, Any]:
+        step = self.step
         return {
             "flops_per_token": self.flops_per_token,
+            "executed_flops_per_token": self.executed_flops_per_token,
             "peak_tflops": self.peak_tflops,
             "peak_source": self.peak_source,
             "gpus": self.gpus,
@@ -71,6 +74,30 @@ class TrainingSpeed:
             "run_hours": self.run_hours.as_dict(2) if self.run_hours else None,
             "binds": self.binds,
             "formula": self.formula,
+            "hfu": {
+                "default": step.hfu.default,
+                "low": step.hfu.low,
+                "high": step.hfu.high,
+                "basis": step.hfu.basis,
+            },
+            "parts_seconds": {name: round(value, 4) for name, value in step.parts()},
+            "communication": [
+                {
+                    "what": item.what,
+                    "kind": item.kind,
+                    "ranks": item.ranks,
+                    "bytes_per_call": item.bytes_per_call,
+                    "calls": item.calls,
+                    "bytes_per_gpu": item.bytes_per_gpu,
+                    "over": item.over,
+                    "busbw_gbps": round(item.busbw_gbps, 3),
+                    "seconds": round(item.seconds, 4),
+                    "overlappable": item.overlappable,
+                }
+                for item in step.collectives
+            ],
+            "comm_share": round(step.comm_share, 4),
+            "topology_known": step.topology_known,
         }
 
 
@@ -79,23 +106,36 @@ class DecodeSpeed:
     bytes_per_step: float
     bandwidth_gbps: float
     tokens_per_second_per_seq: Range
+    aggregate_tokens_per_second: Range
     memory_seconds: float
     compute_seconds: float
     binds: str
     mbu: Range
     formula: str
+    serving: Serving
+    ttft_ms: Range | None = None  # low = the optimistic (shortest) end
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "bytes_per_step": self.bytes_per_step,
             "bandwidth_gbps": self.bandwidth_gbps,
             "tokens_per_second_per_seq": self.tokens_per_second_per_seq.as_dict(1),
+            "aggregate_tokens_per_second": self.aggregate_tokens_per_second.as_dict(1),
+            "concurrency": self.serving.concurrency,
             "memory_ms": round(self.memory_seconds * 1e3, 3),
             "compute_ms": round(self.compute_seconds * 1e3, 3),
+            "tensor_parallel_ms": round(self.serving.tp_seconds * 1e3, 3),
+            "stages": self.serving.stages,
             "binds": self.binds,
-            "mbu": self.mbu.as_dict(2),
+            "mbu": {**self.mbu.as_dict(2), "basis": self.serving.mbu.basis},
             "formula": self.formula,
         }
+        if self.ttft_ms is not None:
+            out["ttft_ms"] = self.ttft_ms.as_dict(1)
+            out["prompt_tokens"] = self.serving.prompt_tokens
+        if self.serving.output_tokens:
+            out["output_tokens"] = self.serving.output_tokens
+        return out
 
 
 def peak_tflops(gpu: GpuSpec, precision: str) -> tuple[float | None, str]:
@@ -134,88 +174,115 @@ def matmul_params(inputs: MemoryInputs) -> float:
 
 
 def training_speed(
-    inputs: MemoryInputs, gpu: GpuSpec, facts: Mapping[str, Any], *, gpus: int, run_tokens: float | None
+    inputs: MemoryInputs,
+    gpu: GpuSpec,
+    facts: Mapping[str, Any],
+    *,
+    gpus: int,
+    run_tokens: float | None,
+    topology: Topology | None = None,
 ) -> TrainingSpeed | None:
+    """Tokens/s and run time of a training workload (:mod:`rigcheck.core.estimation.steptime`)."""
     arch = inputs.arch
     peak, field = peak_tflops(gpu, inputs.precision)
     if not peak:
         return None
     p = matmul_params(inputs)
-    passes = 4 if inputs.frozen_base else 6
-    attention = 12 * arch.layers * arch.q_dim * inputs.seq_len
-    if inputs.activation_checkpointing == "full":
-        extra = float(facts["recompute"]["full_extra_forward"])
-        passes += 2 * extra
-        attention *= 1 + extra / 3
-    per_token = passes * p + attention
-    mfu = facts["training_mfu"]
-    tokens_per_step = inputs.micro_batch * inputs.seq_len * inputs.grad_accum * max(1, inputs.dp)
-
-    def rate(efficiency: float) -> float:
-        return gpus * peak * 1e12 * efficiency / per_token
-
-    speed = Range(rate(mfu["default"]), rate(mfu["low"]), rate(mfu["high"]))
-    step = Range(tokens_per_step / speed.default, tokens_per_step / speed.low, tokens_per_step / speed.high)
+    step = step_time(
+        inputs, matmul=p, peak_tflops=peak, facts=facts, topology=topology, architecture=gpu.architecture
+    )
+    speed = Range(step.tokens_per_second(0), step.tokens_per_second(1), step.tokens_per_second(2))
+    seconds = Range(*step.steps)
     hours = None
     if run_tokens:
         hours = Range(
             run_tokens / speed.default / 3600, run_tokens / speed.high / 3600, run_tokens / speed.low / 3600
         )
+    hfu = step.hfu
+    passes = 4 if inputs.frozen_base else 6
     formula = (
-        f"{passes:g} x {p / 1e9:.3f}B matmul params + 12 x {arch.layers} x {arch.q_dim} x {inputs.seq_len} "
-        f"(attention) = {per_token / 1e9:.2f} GFLOP/token; {gpus} GPU(s) x {peak:g} TFLOPS ({field}) x MFU "
-        f"{mfu['default']:g} ({mfu['low']:g}-{mfu['high']:g})"
+        f"{passes} x {p / 1e9:.3f}B matmul params + 12 x {arch.layers} x {arch.q_dim} x {inputs.seq_len} (attention) "
+        f"= {step.model_flops_per_token / 1e9:.2f} GFLOP/token"
+        + (
+            f", {step.executed_flops_per_token / 1e9:.2f} with the recomputed forward"
+            if step.executed_flops_per_token > step.model_flops_per_token
+            else ""
+        )
+        + f"; {gpus} GPU(s) x {peak:g} TFLOPS ({field}) x HFU {hfu.default:g} ({hfu.low:g}-{hfu.high:g}, {hfu.basis})"
     )
     return TrainingSpeed(
-        per_token, peak, field, gpus, speed, step, tokens_per_step, run_tokens, hours, "compute", formula
+        step.model_flops_per_token,
+        step.executed_flops_per_token,
+        peak,
+        field,
+        gpus,
+        speed,
+        seconds,
+        step.tokens_per_step,
+        run_tokens,
+        hours,
+        step.binds,
+        formula,
+        step,
     )
 
 
 def decode_speed(
-    inputs: MemoryInputs, gpu: GpuSpec, facts: Mapping[str, Any], *, weight_bytes: float, engine: str | None
+    inputs: MemoryInputs,
+    gpu: GpuSpec,
+    facts: Mapping[str, Any],
+    *,
+    weight_bytes: float,
+    engine: str | None,
+    topology: Topology | None = None,
 ) -> DecodeSpeed | None:
-    if not gpu.memory_bandwidth_gbps:
-        return None
-    arch = inputs.arch
-    shards = Shards(inputs)
-    context = inputs.context_len or inputs.seq_len
-    kv_per_token = (
-        2 * shards.layers_local * max(1, arch.kv_heads // inputs.tp) * arch.head_dim * _kv_width(inputs)
-    )
-    kv_per_sequence = kv_per_token * context / 2  # on average a sequence is half-way through its context
-    bytes_per_step = weight_bytes + inputs.concurrency * kv_per_sequence
-    table = facts["decode_mbu"]
-    band = table["optimized"] if (engine or "") in table["optimized_engines"] else table["portable"]
-    bandwidth = gpu.memory_bandwidth_gbps * 1e9
-    memory_seconds = bytes_per_step / (bandwidth * band["default"])
+    """Decode speed per sequence and in aggregate, and the prefill's time to first token
+    (:mod:`rigcheck.core.estimation.decoding`)."""
     peak, _ = peak_tflops(gpu, inputs.precision)
-    compute_seconds = 0.0
-    if peak:
-        compute_seconds = (
-            2 * shards.params * inputs.concurrency / (peak * 1e12 * facts["prefill_mfu"]["default"])
-        )
-
-    def rate(mbu: float) -> float:
-        return 1 / max(bytes_per_step / (bandwidth * mbu), compute_seconds)
-
-    tokens = Range(rate(band["default"]), rate(band["low"]), rate(band["high"]))
-    binds = "memory bandwidth" if memory_seconds >= compute_seconds else "compute"
+    active = matmul_params(inputs)  # the whole model's, for one token
+    pipelined = (engine or "") in tuple(facts["decode_mbu"]["pipelining_engines"])
+    serving = serving_speed(
+        inputs,
+        gpu,
+        facts,
+        weight_bytes=weight_bytes,
+        peak_tflops=peak,
+        active_params=active,
+        topology=topology,
+        pipelined_engine=pipelined,
+        bits=bits_per_weight(inputs, load_rule_facts("memory")),
+    )
+    if serving is None:
+        return None
+    per_seq = Range(*(1 / step for step in serving.steps))
+    aggregate = Range(*(serving.aggregate_tokens_per_second(which) for which in range(3)))
+    ttft = None
+    if serving.prefill_seconds:
+        default, worst, best = serving.prefill_seconds
+        ttft = Range(default * 1e3, best * 1e3, worst * 1e3)
+    read = weight_bytes + serving.concurrency * serving.kv_bytes_per_sequence
+    stages = f" x {serving.stages} stages in turn" if serving.stages > 1 else ""
     formula = (
-        f"({weight_bytes / 2**30:.2f} GiB weights + {inputs.concurrency} x {kv_per_sequence / 2**30:.3f} GiB "
-        f"KV read per step) / ({gpu.memory_bandwidth_gbps:g} GB/s x MBU {band['default']:g})"
+        f"({weight_bytes / 2**30:.2f} GiB weights + {serving.concurrency} x "
+        f"{serving.kv_bytes_per_sequence / 2**30:.3f} GiB KV read per step) / ({gpu.memory_bandwidth_gbps:g} GB/s x "
+        f"MBU {serving.mbu.default:g}, {serving.mbu.basis}){stages}"
+        + (
+            f" + {serving.tp_seconds * 1e3:.2f} ms of tensor-parallel all-reduces"
+            if serving.tp_seconds
+            else ""
+        )
     )
+    mbu = serving.mbu
     return DecodeSpeed(
-        bytes_per_step,
-        gpu.memory_bandwidth_gbps,
-        tokens,
-        memory_seconds,
-        compute_seconds,
-        binds,
-        Range(band["default"], band["low"], band["high"]),
+        read,
+        gpu.memory_bandwidth_gbps or 0.0,
+        per_seq,
+        aggregate,
+        serving.memory_seconds,
+        serving.compute_seconds,
+        serving.binds,
+        Range(mbu.default, mbu.low, mbu.high),
         formula,
+        serving,
+        ttft,
     )
-
-
-def _kv_width(inputs: MemoryInputs) -> float:
-    width = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
-    return width.get(inputs.kv_cache_dtype or "", 4 if inputs.precision == "32-true" else 2)

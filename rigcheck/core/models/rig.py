@@ -93,6 +93,14 @@ class GpuGroup(SpecModel):
         None, description="Power limit set with nvidia-smi -pl (default: board power)."
     )
     memory_gib: GiB | None = Field(None, description="Override the catalog's memory size.")
+    memory_bandwidth_gbps: quantity("bytes_per_s", "GB/s") | None = Field(
+        None, description="Override the catalog's memory bandwidth (a measured or down-clocked card), GB/s."
+    )
+    bf16_dense_tflops: float | None = Field(
+        None, gt=0, description="Override the catalog's dense bf16/fp16 tensor TFLOPS (measured, or a variant)."
+    )
+    fp8_dense_tflops: float | None = Field(None, gt=0, description="Override the catalog's dense fp8 TFLOPS.")
+    fp32_tflops: float | None = Field(None, gt=0, description="Override the catalog's fp32 TFLOPS.")
     ecc: bool | None = Field(
         None, description="ECC mode as configured (nvidia-smi -e); unknown when left out."
     )

@@ -57,7 +57,7 @@ Precision = choice(
     "bf16-true and 16-true (all 16-bit), fp8-mixed, 64-true (fp64).",
 )
 
-Quantization = choice(
+QuantizationName = choice(
     "none",
     "int8",
     "int4",
@@ -66,8 +66,31 @@ Quantization = choice(
     "gptq",
     "awq",
     "fp8",
-    aliases={"8bit": "int8", "4bit": "nf4", "llm.int8": "int8"},
+    # llama.cpp's GGUF types: bits per weight of the whole file (specs/rules/memory.yaml quantization_bits)
+    "q2_k",
+    "q3_k_m",
+    "q4_0",
+    "q4_k_m",
+    "q5_0",
+    "q5_k_m",
+    "q6_k",
+    "q8_0",
+    aliases={"8bit": "int8", "4bit": "nf4", "llm.int8": "int8", "q4_k": "q4_k_m", "q5_k": "q5_k_m"},
+    description="A quantisation scheme: int8, int4, nf4, fp4, gptq, awq, fp8 (the linear layers), or a GGUF type "
+    "(q4_0, q4_k_m, q8_0, ...: the whole file at its published bits per weight).",
 )
+
+
+class QuantizationBits(SpecModel):
+    """Weights at a stated number of bits each (EXL2's bpw, a GGUF file's size x 8 / parameters)."""
+
+    bits: float = Field(gt=1, le=16, description="Bits per weight, scales and zero points included.")
+    applies_to: choice("all", "linear") = Field(
+        "all", description="all: every parameter (GGUF, EXL2 report it so); linear: the block linears only."
+    )
+
+
+Quantization = QuantizationName
 
 Optimizer = choice(
     "adamw",
@@ -308,8 +331,18 @@ class Inference(SpecModel):
             "llama.cpp",
             "transformers",
             "ollama",
+            "gpt-fast",
+            "exllama",
+            "mlc",
             "other",
-            aliases={"tensorrt-llm": "trt-llm", "hf": "transformers"},
+            aliases={
+                "tensorrt-llm": "trt-llm",
+                "hf": "transformers",
+                "exllamav2": "exllama",
+                "exl2": "exllama",
+                "mlc-llm": "mlc",
+                "llamacpp": "llama.cpp",
+            },
         )
         | None
     ) = None
@@ -332,6 +365,9 @@ class Inference(SpecModel):
         description="vLLM: tokens in one scheduled batch (the size of its memory-profiling forward pass).",
     )
     target_tokens_per_s_per_seq: float | None = Field(None, gt=0)
+    target_tokens_per_s: float | None = Field(
+        None, gt=0, description="Aggregate output tokens/s of all sequences at this concurrency."
+    )
     target_ttft_ms: float | None = Field(None, gt=0)
 
 
@@ -353,7 +389,7 @@ class Workload(SpecModel):
     model: ModelSpec
     task: Task
     precision: Precision = "bf16-mixed"
-    quantization: Quantization | None = None
+    quantization: QuantizationName | QuantizationBits | None = None
     optimizer: Optimizer | None = None
     attention: Attention | None = None
     activation_checkpointing: ActivationCheckpointing = "none"
@@ -390,9 +426,15 @@ class Workload(SpecModel):
             "axolotl",
             "unsloth",
             "nanogpt",
+            "torchtitan",
+            "llm-foundry",
+            "llm.c",
             "pytorch",
             "other",
             aliases={
+                "llmfoundry": "llm-foundry",
+                "composer": "llm-foundry",
+                "llmc": "llm.c",
                 "hf": "transformers",
                 "trl": "transformers",
                 "peft": "transformers",

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rigcheck.core.estimation.memory.inputs import MemoryInputs
+from rigcheck.core.estimation.memory.quantized import quantized_weight_bytes
 from rigcheck.core.estimation.memory.result import GIB, Component, billions, fmt_bytes
 from rigcheck.core.estimation.memory.shards import Shards
 
@@ -41,13 +42,9 @@ class Inference:
     def weight_bytes(self) -> tuple[float, str]:
         i, s = self.i, self.shards
         base = 4 if i.precision == "32-true" else 1 if i.precision == "fp8-mixed" else 2
-        if i.quantization and i.quantization != "none":
-            b = float(self.facts["quantization_bits"][i.quantization]) / 8
-            value = s.linear * b + (s.params - s.linear) * base
-            return value, (
-                f"{billions(s.linear)} linear params x {b:.4f} B ({i.quantization}) + "
-                f"{billions(s.params - s.linear)} other params x {base} B"
-            )
+        quantized = quantized_weight_bytes(i, s, self.facts, base)
+        if quantized is not None:
+            return quantized
         return s.params * base, f"{billions(s.params)} params x {base} B"
 
     def kv_bytes(self) -> tuple[float, str]:

@@ -20,6 +20,10 @@ class MemoryInputs:
     precision: str = "bf16-mixed"
     optimizer: str | None = "adamw"
     quantization: str | None = None
+    quantization_bits: float | None = (
+        None  # bits per weight stated by the workload (quantization: {bits: ...})
+    )
+    quantization_scope: str = "linear"  # linear | all: what those bits, or the scheme's, apply to
     micro_batch: int = 1
     seq_len: int = 2048
     grad_accum: int = 1
@@ -49,6 +53,7 @@ class MemoryInputs:
     concurrency: int = 1
     context_len: int | None = None
     prompt_len: int | None = None
+    output_len: int | None = None
     kv_cache_dtype: str | None = None
     engine: str | None = None
     gpu_memory_utilization: float | None = None

@@ -25,6 +25,7 @@ from typing import Any
 from rigcheck.core.estimation.memory.activations import BlockModel
 from rigcheck.core.estimation.memory.flow import Flow, flow_of
 from rigcheck.core.estimation.memory.inputs import TRUE_16, MemoryInputs
+from rigcheck.core.estimation.memory.quantized import quantized_weight_bytes
 from rigcheck.core.estimation.memory.result import Component, billions, fmt_bytes
 from rigcheck.core.estimation.memory.shards import Shards
 
@@ -227,13 +228,8 @@ class Training:
                 f"{rest_bytes} B"
                 + (" (prepare_model_for_kbit_training upcasts them to fp32)" if i.kbit_upcast else "")
             )
-        elif i.quantization and i.quantization != "none":
-            b = float(bits[i.quantization]) / 8
-            value = s.linear * b + (s.params - s.linear) * base16
-            formula = (
-                f"{billions(s.linear)} linear params x {b:.4f} B ({i.quantization}) + "
-                f"{billions(s.params - s.linear)} other x {base16} B"
-            )
+        elif (quantized := quantized_weight_bytes(i, s, self.facts, base16)) is not None:
+            value, formula = quantized
         else:
             value = s.params * base16
             formula = f"{billions(s.params)} frozen params x {base16} B"
