@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.speed_cases import all_results, summary, table  # noqa: E402
+from tests.speed_cases import all_results, summary, table
 
 KINDS = ("decode", "serving", "prefill", "training")
 TARGETS = {"decode": 0.15, "training": 0.20}  # issue 13: median |error| at most
@@ -27,11 +27,12 @@ TARGETS = {"decode": 0.15, "training": 0.20}  # issue 13: median |error| at most
 def _row(label: str, stats: dict) -> str:  # type: ignore[type-arg]
     if not stats["scored"]:
         return f"  {label:22} {stats['cases']:3} cases, none scored"
-    return (
-        f"  {label:22} {stats['cases']:3} cases {stats['scored']:3} scored: median |error| {stats['median_abs_error']:6.1%}"
-        f" (before {stats['before_median_abs_error']:6.1%}), within 20% {stats['within_20']:4.0%} (before "
-        f"{stats['before_within_20']:4.0%}); rule of thumb {stats['anchor_median_abs_error']:7.1%}"
+    head = f"  {label:22} {stats['cases']:3} cases {stats['scored']:3} scored: "
+    median = (
+        f"median |error| {stats['median_abs_error']:6.1%} (before {stats['before_median_abs_error']:6.1%}), "
     )
+    within = f"within 20% {stats['within_20']:4.0%} (before {stats['before_within_20']:4.0%}); "
+    return head + median + within + f"rule of thumb {stats['anchor_median_abs_error']:7.1%}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -56,3 +56,29 @@ def test_grid_memory_script_runs_on_the_cpu() -> None:
     block = 2 * 128 + (64 * 192 + 192) + (64 * 64 + 64) + (64 * 128 + 128) + (128 * 64 + 64)
     assert gpt2["params"] == 1000 * 64 + 1024 * 64 + block + 128 == 163_136
     assert all(r["tiny"] and r["traced_gib"] is None and r["step_s"] > 0 for r in (lora, qwen, gpt2))
+
+
+def test_decode_speed_script_runs_on_the_cpu() -> None:
+    pytest.importorskip("torch", reason="needs torch")
+    pytest.importorskip("transformers", reason="needs transformers (extra trace)")
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(DEVICE / "decode_speed.py"),
+            "--device",
+            "cpu",
+            "--tiny",
+            "--new",
+            "4",
+            "--prompt",
+            "8",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    one, many = (json.loads(line) for line in result.stdout.splitlines() if line.startswith("{"))
+    assert (one["batch"], many["batch"]) == (1, 32)
+    assert many["tokens_per_s_total"] == pytest.approx(32 * many["tokens_per_s_per_seq"], rel=0.01)
+    assert "estimate" not in one  # estimated on CUDA only

@@ -25,7 +25,7 @@ from rigcheck.core.estimation.memory import GIB, MemoryEstimate, MemoryInputs, e
 from rigcheck.core.estimation.memory.activations import BlockModel
 from rigcheck.core.estimation.memory.flow import Flow, flow_of
 from rigcheck.core.estimation.memory.training import Training
-from rigcheck.core.estimation.throughput import decode_speed, matmul_params, training_speed
+from rigcheck.core.estimation.throughput import matmul_params
 from rigcheck.core.facts import load_rule_facts
 
 FACTS = load_rule_facts("memory")
@@ -576,49 +576,6 @@ def test_vllm_inference_overheads() -> None:
 
 
 # -- speed ------------------------------------------------------------------------------------------------
-
-
-def test_training_flops_and_run_time() -> None:
-    """6 P + 12 L (a d) s FLOPs per token (PaLM appendix B); time = tokens / (peak x MFU)."""
-    rtx = gpu("RTX 4090")
-    arch = preset("gpt2-124m")
-    inputs = MemoryInputs(arch, precision="bf16-mixed", micro_batch=8, seq_len=1024, grad_accum=16)
-    facts = load_rule_facts("throughput")
-    speed = training_speed(inputs, rtx, facts, gpus=1, run_tokens=5e8)
-    # per layer: q, k, v, o 4 x 768^2 + their biases 3 x 768 + 768; c_fc, c_proj 2 x 768 x 3072 + biases 3072 +
-    # 768; two LayerNorms 2 x 2 x 768. Matmuls: 12 blocks and the (tied) LM head
-    layer = 4 * 768 * 768 + 4 * 768 + 2 * 768 * 3072 + 3072 + 768 + 4 * 768
-    matmul = 12 * layer + 50257 * 768
-    per_token = 6 * matmul + 12 * 12 * 768 * 1024
-    assert speed.flops_per_token == per_token == 855_157_248
-    assert speed.tokens_per_second.default == pytest.approx(165.2e12 * 0.35 / per_token)
-    assert speed.run_hours.default == pytest.approx(5e8 / speed.tokens_per_second.default / 3600)
-    # LoRA: 4 P (no weight gradients); full checkpointing: one more forward (2 P) and a third more attention
-    lora = training_speed(
-        replace(inputs, task="lora", lora_rank=8, activation_checkpointing="full"),
-        rtx,
-        facts,
-        gpus=1,
-        run_tokens=None,
-    )
-    assert lora.flops_per_token == pytest.approx((4 + 2) * matmul + 12 * 12 * 768 * 1024 * (1 + 1 / 3))
-
-
-def test_decode_speed_is_bandwidth_bound() -> None:
-    """(weights + concurrency x KV read) / (bandwidth x MBU)."""
-    h100 = gpu("H100 SXM")
-    arch = preset("llama-3-8b")
-    inputs = MemoryInputs(arch, task="inference", precision="bf16-mixed", concurrency=1, context_len=2048)
-    weights = L3_8B_PARAMS * 2
-    speed = decode_speed(inputs, h100, load_rule_facts("throughput"), weight_bytes=weights, engine="vllm")
-    kv_half = 2 * 32 * 8 * 128 * 2 * 2048 / 2  # on average half-way through the context
-    expected = 3350e9 * 0.70 / (weights + kv_half)
-    assert speed.tokens_per_second_per_seq.default == pytest.approx(expected)
-    assert speed.binds == "memory bandwidth"
-    assert 140 < expected < 150  # about 146 tokens/s for one sequence
-
-
-# -- fitting ------------------------------------------------------------------------------------------------
 
 
 def test_largest_micro_batch_and_find_fixes() -> None:

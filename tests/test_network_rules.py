@@ -82,16 +82,32 @@ class TestFabric:
         ("gbps", "count", "severity"),
         [
             (99, 1, Severity.FAIL),
-            (100, 1, Severity.WARN),
-            (200, 1, Severity.WARN),
-            (100, 4, Severity.PASS),
+            (100, 1, Severity.FAIL),
+            (200, 1, Severity.FAIL),
+            (100, 4, Severity.WARN),
             (399, 1, Severity.WARN),
+            (400, 8, Severity.PASS),
         ],
     )
-    def test_zero3_bandwidth_per_node(self, check, gbps: int, count: int, severity: Severity) -> None:  # type: ignore[no-untyped-def]
+    def test_zero3_traffic_against_compute(self, check, gbps: int, count: int, severity: Severity) -> None:  # type: ignore[no-untyped-def]
+        """Llama-3-8B (8,030,261,248 params) under ZeRO-3 over 2 x 8 H100s, micro 1 x 4096: per step two
+        all-gathers of the 16-bit params and a reduce-scatter of the 16-bit grads, each 15/16 x 16.06 GB,
+        over ports x Gb/s / 8 x 0.85 (RDMA); compute 16 x 4096 tokens x (6 x 7,504,924,672 + 12 x 32 x
+        4096 x 4096) FLOPs / (16 x 989.4 TFLOPS x 0.45 x 0.75, Hopper); 0.8 of the compute hides them."""
+        from rigcheck.core.facts import load_rule_facts
+
+        facts = load_rule_facts("throughput")
+        hfu = (
+            facts["training_hfu"]["frameworks"]["default"] * facts["training_hfu"]["architectures"]["Hopper"]
+        )
+        busbw = gbps * count / 8 * facts["communication"]["network_efficiency"]["rdma"]
+        comm = 3 * (15 / 16 * 2 * 8_030_261_248 / (busbw * 1e9) + 30e-6)
+        compute = 16 * 4096 * (6 * 7_504_924_672 + 12 * 32 * 4096 * 4096) / (16 * 989.4e12 * hfu)
+        share = max(0.0, comm - 0.8 * compute) / compute
         node = f"    network:\n      - {{kind: roce, gbps: {gbps}, count: {count}}}\n"
         finding = one(check(rig(node), workload(), select=("NET002",)), "NET002")
         assert finding.severity is severity and finding.evidence["gbps_per_node"] == gbps * count
+        assert finding.evidence["share"] == pytest.approx(share, abs=0.01)
 
     def test_hybrid_shard_is_not_full_sharding(self, check) -> None:  # type: ignore[no-untyped-def]
         node = "    network:\n      - {kind: ethernet, gbps: 25}\n"

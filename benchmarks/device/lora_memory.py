@@ -23,7 +23,7 @@ import argparse
 import json
 
 import torch
-from steps import measure_steps, preset  # benchmarks/device/steps.py, beside this script
+from steps import llama_fields, measure_steps  # benchmarks/device/steps.py, beside this script
 
 TINY = dict(
     num_hidden_layers=2,
@@ -39,18 +39,8 @@ TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down
 
 
 def _llama_32_1b() -> dict[str, object]:
-    """LlamaConfig fields from the llama-3.2-1b preset (rope and norm settings do not change memory)."""
-    shape = preset("llama-3.2-1b")
-    return dict(
-        num_hidden_layers=shape["layers"],
-        hidden_size=shape["hidden"],
-        num_attention_heads=shape["heads"],
-        num_key_value_heads=shape["kv_heads"],
-        intermediate_size=shape["ffn"],
-        vocab_size=shape["vocab"],
-        tie_word_embeddings=shape["tied_embeddings"],
-        max_position_embeddings=shape["max_position"],
-    )
+    """LlamaConfig fields from the llama-3.2-1b preset."""
+    return llama_fields("llama-3.2-1b")
 
 
 def run(micro: int, seq: int, checkpointing: bool, steps: int, device: str, tiny: bool) -> dict[str, object]:

@@ -13,7 +13,8 @@
 #   5. rigcheck check / estimate of shipped workloads on the probed rig;
 #   6. real training steps beside rigcheck's estimate: GPT-2 124M (train_memory.py) and a LoRA of a
 #      Llama 3.2 1B-shaped model (lora_memory.py; the estimates for it are in docs/estimates.md), and three
-#      traced grid workloads (grid_memory.py: measured peak beside the trace and the estimate);
+#      traced grid workloads (grid_memory.py: measured peak beside the trace and the estimate), and decode
+#      speed at batch 1 and 32 (decode_speed.py, beside the estimate);
 #   7. the 32,768-GPU rig of benchmarks/ timed on this machine's CPU;
 #   8. the test suite on this machine's Python and packages.
 # Each step is time-limited and logged; a failing step does not stop the others.
@@ -82,6 +83,8 @@ run() { local limit=$1; shift; timeout "$limit" "$@"; echo "--- exit $?"; }
   run 240 python3 benchmarks/device/lora_memory.py --runs 4:1024 8:1024 8:1024:ac --steps 10
   step "traced grid workloads, measured (torch.cuda.max_memory_allocated vs the trace)"
   run 300 python3 benchmarks/device/grid_memory.py --steps 3
+  step "decode speed of a random-weight Llama 3.2 1B at batch 1 and 32, beside the estimate"
+  run 300 python3 benchmarks/device/decode_speed.py --batches 1 32
 
   step "scale: one rig of 4,096 nodes x 8 GPUs on this machine's CPU"
   python3 benchmarks/generate.py cluster "$WORK/cluster.yaml" 4096 >/dev/null

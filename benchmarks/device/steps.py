@@ -28,6 +28,21 @@ def preset(model_id: str) -> dict[str, Any]:
     return next(model for model in models if model["id"] == model_id)
 
 
+def llama_fields(model_id: str) -> dict[str, Any]:
+    """LlamaConfig fields from a preset's shape (rope and norm settings change neither memory nor speed)."""
+    shape = preset(model_id)
+    return dict(
+        num_hidden_layers=shape["layers"],
+        hidden_size=shape["hidden"],
+        num_attention_heads=shape["heads"],
+        num_key_value_heads=shape["kv_heads"],
+        intermediate_size=shape["ffn"],
+        vocab_size=shape["vocab"],
+        tie_word_embeddings=shape.get("tied_embeddings", False),
+        max_position_embeddings=shape.get("max_position", 4096),
+    )
+
+
 def measure_steps(step: Callable[[], float], steps: int, cuda: bool, warmup: int = 3) -> dict[str, object]:
     """Run ``step`` (one training step, returning its loss) ``warmup`` times, then ``steps`` timed
     times; the loss, seconds per step and, on CUDA, the peak memory of the timed steps."""

@@ -247,7 +247,9 @@ class HbmBandwidthChecker(Checker):
         }
         parts = ", ".join(f"{name} {fmt(seconds, 3)} s" for name, seconds in step.parts())
         exposed = ""
-        if step.collectives:
+        if step.untimed:
+            exposed = f"; communication not timed: {step.untimed[0].over}"
+        elif step.collectives:
             worst = max(step.collectives, key=lambda item: item.seconds)
             exposed = f"; largest transfer: {worst.describe()}"
         told = (

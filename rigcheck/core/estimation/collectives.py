@@ -41,6 +41,7 @@ class Collective:
     overlappable: bool  # hidden behind compute when there is enough of it
     group: str = "data"  # data | tensor | pipeline | context | expert: the parallelism it serves
     inter_node: bool = False  # its path crosses nodes
+    every_micro_batch: bool = True  # False: once per optimizer step, in the last micro-batch's backward
 
     @property
     def factor(self) -> float:
@@ -48,12 +49,15 @@ class Collective:
 
     @property
     def seconds_per_call(self) -> float:
-        if self.ranks <= 1 and self.kind != "send":
+        if (self.ranks <= 1 and self.kind != "send") or not self.known:
             return 0.0
-        bandwidth = (
-            self.factor * self.bytes_per_call / (self.busbw_gbps * 1e9) if self.busbw_gbps else float("inf")
-        )
-        return bandwidth + self.latency_us * 1e-6
+        return self.factor * self.bytes_per_call / (self.busbw_gbps * 1e9) + self.latency_us * 1e-6
+
+    @property
+    def known(self) -> bool:
+        """False when the path has no bandwidth (ranks beyond a node with no network declared): the
+        collective is then not timed, and the estimate says so."""
+        return self.busbw_gbps > 0
 
     @property
     def seconds(self) -> float:

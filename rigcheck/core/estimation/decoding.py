@@ -119,6 +119,7 @@ class Serving:
     prompt_tokens: int
     output_tokens: int | None
     collectives: tuple[Collective, ...] = ()
+    untimed: str = ""  # why the tensor-parallel all-reduces are not in the step, when they are not
 
     def tokens_per_second_per_seq(self, which: int = 0) -> float:
         return 1 / self.steps[which]
@@ -178,7 +179,7 @@ def serving_speed(
     )
     items: list[Collective] = []
     tp_seconds = 0.0
-    if t > 1 and topology is not None:
+    if t > 1 and topology is not None and topology.path(t).busbw_gbps > 0:
         path = topology.path(t)
         element = 4 if inputs.precision == "32-true" else 2
         items.append(
@@ -192,9 +193,13 @@ def serving_speed(
                 "tensor-parallel all-reduces (2 per layer per token)",
                 path.description,
                 False,
+                "tensor",
             )
         )
         tp_seconds = items[0].seconds
+    untimed = ""
+    if t > 1 and topology is not None and topology.path(t).busbw_gbps <= 0:
+        untimed = f"tensor-parallel all-reduces not timed: {topology.path(t).description}"
     overlap = min(stages, c) if pipelined_engine else 1
 
     def step(efficiency: float) -> float:
@@ -208,7 +213,7 @@ def serving_speed(
         flops = (2 * active_params + 2 * arch.layers * arch.q_dim * prompt) * prompt
         gpus = t * stages
         tp_prefill = 0.0
-        if t > 1 and topology is not None:
+        if t > 1 and topology is not None and topology.path(t).busbw_gbps > 0:
             path = topology.path(t)
             element = 4 if inputs.precision == "32-true" else 2
             tp_prefill = Collective(
@@ -242,6 +247,7 @@ def serving_speed(
         prompt,
         output,
         tuple(items),
+        untimed,
     )
 
 

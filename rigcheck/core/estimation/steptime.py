@@ -100,6 +100,11 @@ class StepTime:
     def step_seconds(self) -> float:
         return self.steps[0]
 
+    @property
+    def untimed(self) -> list[Collective]:
+        """Collectives over a path the rig gives no bandwidth for (not in the step's time)."""
+        return [item for item in self.collectives if not item.known]
+
     def tokens_per_second(self, which: int = 0) -> float:
         return self.tokens_per_step / self.steps[which]
 
@@ -200,6 +205,7 @@ class _Calls:
                 how.get("hidden", True),
                 how.get("group", "data"),
                 path.inter_node,
+                how.get("every_micro_batch", True),
             )
         )
 
@@ -247,14 +253,32 @@ def collectives(inputs: MemoryInputs, topology: Topology) -> list[Collective]:
             )
         elif fsdp == "shard_grad_op" or i.zero == 2:
             calls.add(
-                "all-gather", d, mp, params16, micro if fsdp else 1, "all-gather of the 16-bit parameters"
+                "all-gather",
+                d,
+                mp,
+                params16,
+                micro if fsdp else 1,
+                "all-gather of the 16-bit parameters",
+                every_micro_batch=bool(fsdp),
             )
             calls.add("reduce-scatter", d, mp, grads, micro, "reduce-scatter of the gradients")
         elif i.zero == 1:
-            calls.add("reduce-scatter", d, mp, grads, 1, "reduce-scatter of the gradients")
-            calls.add("all-gather", d, mp, params16, 1, "all-gather of the updated 16-bit parameters")
+            calls.add(
+                "reduce-scatter", d, mp, grads, 1, "reduce-scatter of the gradients", every_micro_batch=False
+            )
+            calls.add(
+                "all-gather",
+                d,
+                mp,
+                params16,
+                1,
+                "all-gather of the updated 16-bit parameters",
+                every_micro_batch=False,
+            )
         else:
-            calls.add("all-reduce", d, mp, grads, 1, "all-reduce of the gradients (DDP)")
+            calls.add(
+                "all-reduce", d, mp, grads, 1, "all-reduce of the gradients (DDP)", every_micro_batch=False
+            )
     activation = i.micro_batch * i.seq_len / max(1, i.cp) * arch.hidden * _bytes(i.precision)
     if t > 1:
         per_layer = 4 + (2 if i.activation_checkpointing == "full" else 0)
@@ -290,8 +314,8 @@ def exposed_seconds(
     collectives on the critical path (tensor parallel, pipeline sends, expert all-to-alls) are all
     exposed."""
     once_window = compute / max(1, micro_batches) * backward_share
-    once = sum(item.seconds for item in items if item.overlappable and item.calls <= 1)
-    every = sum(item.seconds for item in items if item.overlappable and item.calls > 1)
+    once = sum(item.seconds for item in items if item.overlappable and not item.every_micro_batch)
+    every = sum(item.seconds for item in items if item.overlappable and item.every_micro_batch)
     critical = sum(item.seconds for item in items if not item.overlappable)
     return critical + max(0.0, once - hide * once_window) + max(0.0, every - hide * compute)
 
@@ -337,6 +361,6 @@ def step_time(
         tuple(items),
         (results[0][1], results[1][1], results[2][1]),
         (results[0][2], results[1][2], results[2][2]),
-        topology is not None,
+        topology is not None and all(item.known for item in items),
         micro,
     )

@@ -271,6 +271,7 @@ def decode_speed(
             if serving.tp_seconds
             else ""
         )
+        + (f" ({serving.untimed})" if serving.untimed else "")
     )
     mbu = serving.mbu
     return DecodeSpeed(

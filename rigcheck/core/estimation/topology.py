@@ -45,6 +45,8 @@ class Topology:
         per_node = max(1, min(size, self.gpus_per_node // max(1, stride)))
         if size <= per_node:
             return self.intra
+        if -(-size // per_node) > self.nodes:
+            return Path(0.0, 0.0, f"more GPUs than the rig has ({size} ranks, {self.nodes} node(s))", True)
         if self.network is None:
             return Path(0.0, 0.0, "no network declared between the nodes", True)
         share = per_node / max(1, self.gpus_per_node)  # the node's NICs are shared by its groups
@@ -88,6 +90,8 @@ def topology_of(node: Any, gpu: Any, facts: Mapping[str, Any], interconnect: Map
     """The paths of ``node`` (a NodeView) for GPUs like ``gpu`` (a GpuView)."""
     link = intra_node_link(node, gpu, interconnect)
     latency = facts["latency_us"]
-    floor = float(latency["nvlink"] if link.nvlink_class else latency["pcie"])
+    floor = float(
+        latency["nvlink"] if link.kind in ("nvlink", "nvswitch", "nvlink-bridge") else latency["pcie"]
+    )
     intra = Path(link.busbw_gbps, floor, link.description)
     return Topology(node.gpus_per_node, node.count, intra, network_path(node, facts))

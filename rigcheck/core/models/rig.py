@@ -97,7 +97,9 @@ class GpuGroup(SpecModel):
         None, description="Override the catalog's memory bandwidth (a measured or down-clocked card), GB/s."
     )
     bf16_dense_tflops: float | None = Field(
-        None, gt=0, description="Override the catalog's dense bf16/fp16 tensor TFLOPS (measured, or a variant)."
+        None,
+        gt=0,
+        description="Override the catalog's dense bf16/fp16 tensor TFLOPS (measured, or a variant).",
     )
     fp8_dense_tflops: float | None = Field(None, gt=0, description="Override the catalog's dense fp8 TFLOPS.")
     fp32_tflops: float | None = Field(None, gt=0, description="Override the catalog's fp32 TFLOPS.")
