@@ -75,6 +75,12 @@ class TorchBuild:
         return cls(version, local or None, str(text))
 
     @property
+    def prerelease(self) -> bool:
+        """A nightly, release candidate or source build (``2.7.0.dev20250310``, ``2.3.0a0+git``)."""
+        base = self.text.partition("+")[0]
+        return bool(re.search(r"(a|b|rc|\.dev)\d*", base))
+
+    @property
     def cuda_tag(self) -> str | None:
         """``cu128`` for a CUDA build, None for ``+cpu``, ``+rocm6.0`` or a plain PyPI version."""
         if self.local and re.fullmatch(r"cu\d{3,4}", self.local):
@@ -196,11 +202,34 @@ class CudaTables:
                 return row
         return None
 
+    def nearest_wheel(self, build: TorchBuild) -> Mapping[str, Any] | None:
+        """For a nightly or pre-release build no table row covers: the listed build of the same CUDA tag
+        nearest in version (nightlies carry their CUDA line's architecture list)."""
+        short = build.version[:2]
+        best: tuple[tuple[int, ...], Mapping[str, Any]] | None = None
+        for row in self.data["torch_wheels"]["rows"]:
+            low, high = parse_version(row["torch_from"]), parse_version(row["torch_to"])
+            if row["wheel"] != build.cuda_tag or low is None or high is None:
+                continue
+            gap = (
+                (0,)
+                if low <= short <= high
+                else (abs(_minor_index(short) - _minor_index(high if short > high else low)),)
+            )
+            if best is None or gap < best[0]:
+                best = (gap, row)
+        return best[1] if best else None
+
     def wheels_of_release(self, build: TorchBuild) -> list[str] | None:
         for row in self.data["torch_releases"]["rows"]:
             if parse_version(row["torch"]) == build.version[:2]:
                 return list(row["wheels"])
         return None
+
+
+def _minor_index(version: Version) -> int:
+    """torch 1.13 -> 113, 2.0 -> 200: a distance between releases."""
+    return version[0] * 100 + (version[1] if len(version) > 1 else 0)
 
 
 @cache

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 from rigcheck.core.checker import Checker
 from rigcheck.core.context import CheckContext, NodeView
 from rigcheck.core.findings import Finding, Severity
 from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.instances import next_size
 from rigcheck.core.rules import Rule, RuleDocs
 
 CPU_CORES = Rule(
@@ -16,15 +18,17 @@ CPU_CORES = Rule(
     summary="A node has fewer CPU cores than its GPU processes and their data-loader workers need",
     severity=Severity.WARN,
     docs=RuleDocs(
-        what="Checks `cores >= processes x (num_workers + 1) + 4` for each node: one core per GPU process, one "
-        "per data-loader worker, and four for the OS, launcher and logging. Processes are the GPUs of the "
-        "node (or fewer, when the workload's dp x tp x pp x cp is smaller); workers come from the workload's "
-        "`data.num_workers`, else 2 per GPU for training and 0 for inference. Numbers are in "
-        "`specs/rules/platform.yaml` (section `cpu_cores`).",
+        what="Checks `cores >= processes x (num_workers + 1) + reserve` for each node: one core per GPU process, "
+        "one per data-loader worker, and a reserve for the OS, launcher and logging that grows with the node "
+        "(half a core per GPU process, at least one: four on an 8-GPU node, as in Bekman's rule). Processes "
+        "are the GPUs of the node (or fewer, when the workload's dp x tp x pp x cp is smaller); workers come "
+        "from the workload's `data.num_workers`, else 2 per GPU for training and 0 for inference. For a cloud "
+        "instance (`instance:`) the fix names the family's next size with enough cores. Numbers are in "
+        "`specs/rules/platform.yaml` (section `cpu_cores`) and `specs/hardware/instances.yaml`.",
         why="Data loading, tokenisation and augmentation run on the CPU. Too few cores starve the GPUs: Puget "
         "Systems' quad-RTX 3090 workstation with a 10-core Xeon was CPU-bound in one of its tests.",
         example="```yaml\nnodes:\n  - gpus: {model: RTX 3090, count: 4}\n    cpu: {cores: 10}   # PLT002 warn: "
-        "4 x (2 + 1) + 4 = 16 cores needed\n```",
+        "4 x (2 + 1) + 2 = 14 cores needed\n```",
         fix="Choose a CPU with at least the number of cores the finding gives, or lower `data.num_workers` to the "
         "largest value that fits.",
         references=(
@@ -41,7 +45,7 @@ class CpuCoresChecker(Checker):
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         facts = ctx.facts("platform")["cpu_cores"]
-        reserved = int(facts["reserved_cores"])
+        per_gpu, least = float(facts["reserved_cores_per_gpu"]), int(facts["reserved_cores_min"])
         workers, workers_from = _workers(ctx, facts)
         for node in ctx.nodes:
             subject = f"{ctx.rig.name} / {node.label}"
@@ -53,6 +57,7 @@ class CpuCoresChecker(Checker):
                     subject=subject,
                 )
                 continue
+            reserved = max(least, math.ceil(per_gpu * processes))
             need = processes * (workers + 1) + reserved
             cores = node.spec.cpu.cores if node.spec.cpu else None
             if cores is None:
@@ -72,7 +77,7 @@ class CpuCoresChecker(Checker):
                 "workers_from": workers_from,
                 "reserved_cores": reserved,
                 "required_cores": need,
-                "formula": "processes x (workers + 1) + reserved",
+                "formula": "processes x (workers + 1) + max(1, ceil(0.5 x processes))",
                 **facts.cite(),
             }
             where = ctx.rig_at(f"{node.pointer}/cpu/cores")
@@ -88,13 +93,27 @@ class CpuCoresChecker(Checker):
                     location=where,
                     evidence=evidence,
                     subject=subject,
-                    fix=f"use a CPU with at least {need} cores, or set data.num_workers to {fitting} "
+                    fix=f"{_more_cores(node, need)}, or set data.num_workers to {fitting} "
                     f"(the most that {cores} cores feed)",
                 )
             else:
                 yield CPU_CORES.passed(
                     f"{node.label}: {compared}", location=where, evidence=evidence, subject=subject
                 )
+
+
+def _more_cores(node: NodeView, need: int) -> str:
+    """Where the cores come from: the next size of a cloud instance, else a CPU with more cores."""
+    instance = node.spec.instance
+    if instance:
+        size = next_size(instance, gpus=node.gpus_per_node, cores=need)
+        if size is not None:
+            return (
+                f"move to {size.name} ({size.vcpus} vCPUs = {size.cores} cores, {size.gpus} GPU(s); "
+                f"{size.source})"
+            )
+        return f"a larger size of {instance} with at least {need} physical cores ({2 * need} vCPUs)"
+    return f"use a CPU with at least {need} cores"
 
 
 def _workers(ctx: CheckContext, facts) -> tuple[int, str]:  # type: ignore[no-untyped-def]

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 from rigcheck.core.checker import Checker
 from rigcheck.core.context import CheckContext
-from rigcheck.core.cuda_compat import capability, cuda_tables, parse_version
+from rigcheck.core.cuda_compat import Version, capability, cuda_tables, parse_version, sass_runs_on
 from rigcheck.core.estimation.software import cuda_gpus, software_stack
 from rigcheck.core.findings import Finding, Severity
 from rigcheck.core.hookspecs import hookimpl
@@ -23,9 +23,12 @@ ARCH = Rule(
     summary="A CUDA runtime or toolkit in use predates the GPU's architecture or has dropped it",
     severity=Severity.FAIL,
     docs=RuleDocs(
-        what="For each CUDA version the node uses (torch wheel, `cuda_runtime`, `cuda_toolkit`), checks the GPU's "
-        "architecture against the architecture matrix: its first CUDA (the catalog's per-SKU `min_cuda` if later) "
-        "and its last CUDA major (Kepler 11, Maxwell/Pascal/Volta 12).",
+        what="For each CUDA version the node uses (`cuda_runtime`, `cuda_toolkit`), checks the GPU's architecture "
+        "against the architecture matrix: its first CUDA (the catalog's per-SKU `min_cuda` if later) and its "
+        "last CUDA major (Kepler 11, Maxwell/Pascal/Volta 12). A toolkit older than the architecture fails (nvcc "
+        "cannot build for it); a `cuda_runtime` older than it warns when that CUDA builds code for a lower minor "
+        "of the same major (sm_86 cubins run on sm_89, sm_100 on sm_103) and fails otherwise. It is a "
+        "compile-time rule, so a prebuilt torch wheel is left to CUDA004, which reads the wheel's own kernels.",
         why="CUDA 13 cannot compile for or ship libraries for a V100 or P100; CUDA 12.6 knows nothing of an RTX "
         "5090 (sm_120). Code built with such a toolkit has no kernel for the GPU and its libraries (cuBLAS, cuDNN) "
         "refuse it.",
@@ -83,7 +86,32 @@ class CudaArchSupportChecker(Checker):
                         **tables.cite("architectures"),
                     }
                     label = f"CUDA {cuda.text} ({runtime.origin}) for {name}"
-                    if first is not None and cuda.short < first[:2]:
+                    too_old = first is not None and cuda.short < first[:2]
+                    dropped = last_major is not None and cuda.major > int(last_major)
+                    if (too_old or dropped) and runtime.origin.startswith("torch "):
+                        yield ARCH.skipped(
+                            f"{label}: a prebuilt wheel; whether its kernels run on sm_{cc[0]}{cc[1]} is CUDA004's "
+                            f"check (its cubins run on the same major architecture at a higher minor, its PTX on "
+                            f"any newer GPU), not this compile-time rule",
+                            location=where,
+                            evidence=evidence,
+                            subject=subject,
+                        )
+                        continue
+                    fallback = _same_major_target(tables, cuda, cc) if too_old else None
+                    if too_old and fallback is not None and runtime.origin == "cuda_runtime":
+                        evidence["runs_with_sass_for"] = f"sm_{fallback[0]}{fallback[1]}"
+                        yield ARCH.warned(
+                            f"{label}: the architecture arrived in CUDA {evidence['first_cuda']}, but CUDA "
+                            f"{cuda.text} builds sm_{fallback[0]}{fallback[1]} code, which runs on sm_{cc[0]}{cc[1]} "
+                            f"(same major, higher minor): the application runs if it ships that code or PTX",
+                            location=where,
+                            evidence=evidence,
+                            subject=subject,
+                            fix=f"check the application's targets (cuobjdump --list-elf) for sm_{fallback[0]}"
+                            f"{fallback[1]} or PTX, or use a build made with CUDA {evidence['first_cuda']} or later",
+                        )
+                    elif too_old:
                         yield ARCH.failed(
                             f"{label}: the architecture needs CUDA {evidence['first_cuda']} or later",
                             location=where,
@@ -92,7 +120,7 @@ class CudaArchSupportChecker(Checker):
                             fix=f"use CUDA {evidence['first_cuda']} or later (for PyTorch, a wheel "
                             f"built with it)",
                         )
-                    elif last_major is not None and cuda.major > int(last_major):
+                    elif dropped:
                         yield ARCH.failed(
                             f"{label}: CUDA {cuda.major}.x dropped the architecture (last: {last_major}.x)",
                             location=where,
@@ -105,6 +133,13 @@ class CudaArchSupportChecker(Checker):
                         yield ARCH.passed(
                             f"{label}: supported ({span})", location=where, evidence=evidence, subject=subject
                         )
+
+
+def _same_major_target(tables, cuda, cc: Version) -> Version | None:  # type: ignore[no-untyped-def]
+    """The newest SASS target this CUDA's nvcc builds that runs on ``cc`` (same major, lower minor)."""
+    targets = tables.nvcc_targets(cuda) or []
+    usable = [sm for sm in targets if sass_runs_on(sm, cc) and sm != cc]
+    return max(usable) if usable else None
 
 
 @hookimpl

@@ -26,7 +26,8 @@ DRIVER_GPU = Rule(
         what="Compares `software.driver` with the GPU's minimum driver (the catalog's per-SKU value, else the "
         "driver of the first toolkit that supports the architecture: Hopper 520.61.05, Blackwell 570.26; the "
         "Windows column for `os: windows` and `wsl`) and with the architecture's last driver branch (Kepler R470; "
-        "Maxwell, Pascal and Volta R580).",
+        "Maxwell, Pascal and Volta R580). Also fails the open kernel modules (`software.kernel_modules: open`, "
+        "the default from R560) on a GPU older than Turing, which they cannot drive.",
         why="An older driver does not know the GPU (`nvidia-smi` shows no device, or 'No devices were found'); a "
         "branch past the architecture's last one does not load for it at all.",
         example="```yaml\ngpus: {model: RTX 5090}\nsoftware: {driver: '565.57.01'}   # needs 570.26+: CUDA001\n```",
@@ -86,6 +87,21 @@ class CudaDriverGpuChecker(Checker):
                     f"driver {stack.driver_text} ({column}) for {gpu.facts.name} ({evidence['architecture']}, "
                     f"sm_{cc[0]}{cc[1]})"
                 )
+                modules = tables.data["kernel_modules"]
+                open_min = capability(modules["open_min_compute_capability"])
+                flavour = node.spec.software.kernel_modules if node.spec.software else None
+                if flavour == "open" and cc < open_min:
+                    evidence.update(kernel_modules="open", **tables.cite("kernel_modules"))
+                    yield DRIVER_GPU.failed(
+                        f"{label}: the open kernel modules drive Turing (sm_75) and newer only, GPUs with a GSP; "
+                        f"'{modules['unsupported_message']}'",
+                        location=ctx.rig_at(f"{node.pointer}/software/kernel_modules"),
+                        evidence=evidence,
+                        subject=subject,
+                        fix="install the proprietary kernel modules of the same driver (the runfile's "
+                        "--kernel-module-type=proprietary, or the distribution's non-open package)",
+                    )
+                    continue
                 if minimum is not None and stack.driver < minimum:
                     yield DRIVER_GPU.failed(
                         f"{label}: older than the {minimum_text} the GPU needs",
@@ -106,6 +122,16 @@ class CudaDriverGpuChecker(Checker):
                     bounds = f"needs {minimum_text} or newer" if minimum_text else "no minimum recorded"
                     if last is not None:
                         bounds += f", R{last} at most"
+                    if (
+                        cc < open_min
+                        and flavour is None
+                        and branch
+                        and branch >= int(modules["open_default_from_branch"])
+                    ):
+                        bounds += (
+                            f"; R{modules['open_default_from_branch']} and later install the open kernel modules "
+                            f"by default, which do not drive this GPU: use the proprietary ones"
+                        )
                     yield DRIVER_GPU.passed(
                         f"{label}: {bounds}", location=where, evidence=evidence, subject=subject
                     )

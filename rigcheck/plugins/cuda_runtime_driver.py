@@ -29,12 +29,14 @@ RUNTIME_DRIVER = Rule(
     docs=RuleDocs(
         what="For each CUDA runtime the node uses (the torch wheel's bundled CUDA, `cuda_runtime`, the host "
         "`cuda_toolkit`), compares it with the driver: pass when the driver's branch supports it natively (the "
-        "'CUDA Version' nvidia-smi prints is this maximum, not an installed toolkit); warn when it runs only "
-        "through minor-version compatibility (same major, driver at least 450.80.02 for 11.x, 525.60.13 for 12.x, "
-        "580.65.06 for 13.x; Windows 452.39 / 527.41 / R580) or through a forward-compatibility package "
-        "(`software.cuda_compat`, Linux and data-center GPUs only); fail otherwise. CUDA 10.x and older have no "
-        "minor-version compatibility. A forward-compatibility package on a GeForce or workstation GPU fails "
-        "(error 804).",
+        "'CUDA Version' nvidia-smi prints is this maximum, not an installed toolkit; a branch that runs 12.4 runs "
+        "every 12.4 update, since the table's per-update rows are only the driver each update was bundled with); "
+        "pass, with its limits, when it runs through a forward-compatibility package (`software.cuda_compat`, "
+        "Linux and data-center GPUs only: NVIDIA's supported path, the one NGC containers take); warn when it "
+        "runs only through minor-version compatibility (same major, driver at least 450.80.02 for 11.x, "
+        "525.60.13 for 12.x, 580.65.06 for 13.x; Windows 452.39 / 527.41 / R580); fail otherwise. CUDA 10.x and "
+        "older have no minor-version compatibility. A forward-compatibility package on a GeForce or "
+        "workstation GPU fails (error 804), and so does a CUDA runtime on a node whose GPUs are not NVIDIA's.",
         why="'CUDA driver version is insufficient for CUDA runtime version' is the first error after a driver or "
         "container mismatch. Minor-version compatibility runs the application but cannot JIT newer PTX "
         "(cudaErrorUnsupportedPtxVersion, which breaks Triton and torch.compile) and newer APIs return "
@@ -57,10 +59,12 @@ class CudaRuntimeDriverChecker(Checker):
         tables = cuda_tables()
         for node in ctx.nodes:
             gpus = [gpu for gpu in node.gpus if gpu.facts.vendor == "nvidia"]
-            if not gpus:
-                continue
             subject = f"{ctx.rig.name} / {node.label}"
             stack = software_stack(node)
+            if not gpus:
+                if node.gpus and stack is not None and stack.runtimes:
+                    yield self._no_nvidia(ctx, node, stack, subject)
+                continue
             if stack is None or stack.driver is None:
                 yield RUNTIME_DRIVER.skipped(
                     f"{node.label}: software.driver not given",
@@ -114,10 +118,9 @@ class CudaRuntimeDriverChecker(Checker):
             **tables.cite("toolkit_drivers"),
         }
         label = f"CUDA {cuda.text} ({runtime.origin}) on driver {stack.driver_text}"
+        # The per-update rows of NVIDIA's table are the driver each update was bundled with, not a floor:
+        # a driver whose branch runs 12.4 runs every 12.4 update natively.
         native = maximum is not None and cuda.short <= maximum[:2]
-        needed = parse_version(needed_text) if needed_text and not needed_text.startswith("R") else None
-        if native and cuda.update is not None and needed is not None and stack.driver < needed:
-            native = False  # the branch runs this minor, but this update's driver is newer
         package = stack.compat_package
         datacenter = gpu.facts.segment == "datacenter"
         if package and not datacenter:
@@ -149,37 +152,36 @@ class CudaRuntimeDriverChecker(Checker):
             return RUNTIME_DRIVER.passed(
                 f"{label}: supported natively; {shown}", location=where, evidence=evidence, subject=subject
             )
-        if cuda.major < 11:
-            return RUNTIME_DRIVER.failed(
-                f"{label}: CUDA {cuda.major}.x has no minor-version compatibility and needs driver {needed_text}; "
-                f"{shown}",
-                location=where,
-                related=related,
-                evidence=evidence,
-                subject=subject,
-                fix=f"install driver {needed_text} or newer",
-            )
         forward_problem = None
         if package:
             forward_problem = _forward_problem(tables, stack, cuda, package)
             if forward_problem is None:
                 branch = tables.branch(stack.driver)
                 evidence.update(compat_package=package, branch=branch)
-                return RUNTIME_DRIVER.warned(
-                    f"{label}: runs through forward-compatibility package {package} on R{branch} (PTX JIT works; "
-                    f"no CUDA-OpenGL/Vulkan interop; remove the package after a driver upgrade or CUDA fails with "
-                    f"error 803); {shown}",
+                return RUNTIME_DRIVER.passed(
+                    f"{label}: runs through forward-compatibility package {package} on R{branch}, NVIDIA's "
+                    f"supported path for data-center GPUs (what NGC containers do): PTX JIT works; no "
+                    f"CUDA-OpenGL/Vulkan interop; remove the package after a driver upgrade or CUDA fails with "
+                    f"error 803; {shown}",
                     location=ctx.rig_at(f"{stack.driver_pointer.rsplit('/', 1)[0]}/cuda_compat"),
-                    related=[where],
                     evidence=evidence,
                     subject=subject,
-                    fix="upgrade the driver to the branch that supports the runtime natively",
                 )
+        also = f" ({package} does not apply: {forward_problem})" if forward_problem else ""
+        if cuda.major < 11:
+            return RUNTIME_DRIVER.failed(
+                f"{label}: CUDA {cuda.major}.x has no minor-version compatibility and needs driver "
+                f"{needed_text}{also}; {shown}",
+                location=where,
+                related=related,
+                evidence=evidence,
+                subject=subject,
+                fix=f"install driver {needed_text} or newer",
+            )
         floor_text = tables.mvc_floor(cuda.major, stack.windows_driver)
         floor = parse_version(floor_text)
         evidence["mvc_floor"] = floor_text
         upgrade = f"upgrade the driver to {needed_text} or newer" if needed_text else "upgrade the driver"
-        also = f" ({package} does not apply: {forward_problem})" if forward_problem else ""
         if floor is not None and stack.driver >= floor:
             return RUNTIME_DRIVER.warned(
                 f"{label}: runs only through minor-version compatibility (CUDA {cuda.major}.x floor "
@@ -200,6 +202,24 @@ class CudaRuntimeDriverChecker(Checker):
             evidence=evidence,
             subject=subject,
             fix=upgrade,
+        )
+
+    @staticmethod
+    def _no_nvidia(ctx, node, stack: SoftwareStack, subject: str) -> Finding:  # type: ignore[no-untyped-def]
+        names = ", ".join(sorted({f"{gpu.facts.name} ({gpu.facts.vendor})" for gpu in node.gpus}))
+        runtime = stack.runtimes[0]
+        return RUNTIME_DRIVER.failed(
+            f"{node.label}: CUDA {runtime.cuda.text} ({runtime.origin}) needs an NVIDIA driver and GPU, but the "
+            f"node has {names}: no CUDA driver exists for it, so the runtime finds no device",
+            location=ctx.rig_at(runtime.pointer),
+            evidence={
+                "runtimes": [r.cuda.text for r in stack.runtimes],
+                "gpus": names,
+                **cuda_tables().cite("toolkit_drivers"),
+            },
+            subject=subject,
+            fix="install the GPU vendor's own build (PyTorch +rocm for AMD, MPS/MLX for Apple) and drop the CUDA "
+            "runtime and toolkit from the spec",
         )
 
 

@@ -35,7 +35,9 @@ READ_RATE = Rule(
         "sample) at the optimistic end of the throughput estimate, x 1.2 margin, and compares it with the "
         "data device's sequential read rate (the rig's `read_mb_s` x count; HDD/SATA defaults; cloud "
         "volumes at their provisioned or baseline throughput: gp3 125 MiB/s unless provisioned). Fail "
-        "above the device's rate, warn above 80% of it. A shared file system serves all nodes.",
+        "above the device's rate, warn above 80% of it. A shared file system serves all nodes. A multi-epoch run "
+        "whose data set fits the page cache (half the RAM) reads the device in epoch 1 only: it is judged on "
+        "how much longer that makes the run (warn above 25%, fail above 100%).",
         why="A starved data loader leaves the GPUs idle; image and audio sets at hundreds of KB per sample need "
         "GB/s (ResNet-50 on a DGX A100: 1.8 GB/s), while pre-tokenised text needs KB/s.",
         example="```yaml\nstorage: [{kind: cloud-volume, volume_type: gp3}]   # 125 MiB/s\ndata: {samples: 1.3e6, "
@@ -125,7 +127,10 @@ class DataLoadingChecker(Checker):
         margin = float(facts["read_bandwidth"]["margin"])
         warn = float(facts["read_bandwidth"]["warn_above_fraction"])
         related = [ctx.rig_at(rates.pointer)]
-        yield self._bandwidth(ctx, data, rates, tokens_per_s, seq, margin, warn, where, related, facts)
+        cached = self._cached_epochs(node, data, facts)
+        yield self._bandwidth(
+            ctx, data, rates, tokens_per_s, seq, margin, warn, where, related, facts, cached
+        )
         yield self._iops(ctx, data, rates, tokens_per_s, seq, margin, warn, where, related, facts)
         yield self._page_cache(ctx, node, data, rates, where, related, facts)
 
@@ -139,7 +144,27 @@ class DataLoadingChecker(Checker):
             return data.size_gb * 1e9 / data.tokens, "size_gb / tokens"
         return None, ""
 
-    def _bandwidth(self, ctx, data, rates, tokens_per_s, seq, margin, warn, where, related, facts):  # type: ignore[no-untyped-def]
+    @staticmethod
+    def _data_gb(data) -> float | None:  # type: ignore[no-untyped-def]
+        if data.size_gb:
+            return float(data.size_gb)
+        if data.tokens and data.bytes_per_token:
+            return data.tokens * data.bytes_per_token / 1e9
+        if data.samples and data.bytes_per_sample:
+            return data.samples * data.bytes_per_sample / 1e9
+        return None
+
+    def _cached_epochs(self, node, data, facts) -> float | None:  # type: ignore[no-untyped-def]
+        """Epochs of a run whose data set fits the page cache (the device then feeds epoch 1 only)."""
+        size, ram = self._data_gb(data), node.spec.memory_gib
+        if size is None or ram is None or not data.epochs or data.epochs <= 1:
+            return None
+        cacheable = ram * 2**30 / 1e9 * float(facts["page_cache"]["cacheable_fraction_of_ram"])
+        return float(data.epochs) if size <= cacheable else None
+
+    def _bandwidth(
+        self, ctx, data, rates, tokens_per_s, seq, margin, warn, where, related, facts, cached=None
+    ):  # type: ignore[no-untyped-def]
         per_token, how = self._bytes_per_token(data, seq)
         subject = ctx.subject
         if per_token is None:
@@ -180,11 +205,44 @@ class DataLoadingChecker(Checker):
         fix = (
             "local NVMe, provisioned throughput, a parallel file system, or cache the data set on local disk"
         )
+        if cached is not None and need > warn * available:
+            return self._first_epoch(
+                told, need / available, cached, where, related, evidence, fix, subject, facts
+            )
         if need > available:
             return READ_RATE.failed(
                 told, location=where, related=related, evidence=evidence, fix=fix, subject=subject
             )
         if need > warn * available:
+            return READ_RATE.warned(
+                told, location=where, related=related, evidence=evidence, fix=fix, subject=subject
+            )
+        return READ_RATE.passed(told, location=where, related=related, evidence=evidence, subject=subject)
+
+    @staticmethod
+    def _first_epoch(told, ratio, epochs, where, related, evidence, fix, subject, facts):  # type: ignore[no-untyped-def]
+        """A data set in the page cache: only epoch 1 waits on the device; judge the run's stretch."""
+        cache = facts["page_cache"]
+        stretch = (max(1.0, ratio) - 1) / epochs
+        warn_above, fail_above = (
+            float(cache["run_stretch_warn_above"]),
+            float(cache["run_stretch_fail_above"]),
+        )
+        evidence.update(
+            epochs=epochs,
+            first_epoch_stretch=round(max(1.0, ratio), 3),
+            run_stretch=round(stretch, 4),
+            formula="run stretch = (need / device rate - 1) / epochs (epochs 2+ from the page cache)",
+        )
+        told += (
+            f"; the data set fits the page cache, so only epoch 1 of {fmt(epochs)} reads the device: it takes "
+            f"{fmt(max(1.0, ratio), 2)}x as long, the run {stretch:.0%} longer"
+        )
+        if stretch > fail_above:
+            return READ_RATE.failed(
+                told, location=where, related=related, evidence=evidence, fix=fix, subject=subject
+            )
+        if stretch > warn_above:
             return READ_RATE.warned(
                 told, location=where, related=related, evidence=evidence, fix=fix, subject=subject
             )
@@ -233,7 +291,7 @@ class DataLoadingChecker(Checker):
 
     def _page_cache(self, ctx, node, data, rates, where, related, facts):  # type: ignore[no-untyped-def]
         subject = ctx.subject
-        size = data.size_gb or ((data.tokens or 0) * (data.bytes_per_token or 0) / 1e9) or None
+        size = self._data_gb(data)
         ram = node.spec.memory_gib
         if size is None or ram is None:
             return PAGE_CACHE.skipped("data set size or RAM unknown", location=where, subject=subject)

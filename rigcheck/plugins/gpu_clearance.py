@@ -19,7 +19,9 @@ GPU_LENGTH = Rule(
     docs=RuleDocs(
         what="Compares each card's length (the rig's `length_mm`, else the reference card's length from the "
         "catalog) with the chassis' `gpu_clearance_mm`: fail when the card is longer, warn when it leaves "
-        "less than 30 mm, pass otherwise. The margin is in `specs/rules/platform.yaml` (`gpu_length`).",
+        "less than 30 mm, pass otherwise. When the case maker publishes a recommended maximum card length "
+        "(`gpu_max_length_mm`), that already holds its margin and the card is compared with it alone. The "
+        "margin is in `specs/rules/platform.yaml` (`gpu_length`).",
         why="Partner cards are often 30-50 mm longer than the reference design (RTX 4090: 304 mm Founders "
         "Edition, up to 357.6 mm for partner cards). A front fan or radiator takes 25 mm or more of the "
         "clearance a case maker quotes, and power cables need room to bend.",
@@ -127,6 +129,7 @@ class GpuClearanceChecker(Checker):
             subject = f"{ctx.rig.name} / {node.label}"
             chassis = node.spec.chassis
             clearance = chassis.gpu_clearance_mm if chassis else None
+            recommended = chassis.gpu_max_length_mm if chassis else None
             for gpu in node.gpus:
                 length = gpu.fact("length_mm")
                 where = ctx.rig_at(f"{gpu.pointer}/length_mm")
@@ -141,6 +144,9 @@ class GpuClearanceChecker(Checker):
                         message = f"{gpu.facts.name}: no card length in the catalog and none is given"
                         fix = "add length_mm to the gpus entry (the card maker's specification)"
                     yield GPU_LENGTH.skipped(message, location=where, subject=subject, fix=fix)
+                    continue
+                if recommended is not None:
+                    yield self._recommended(ctx, node, gpu, length, float(recommended), where, subject)
                     continue
                 if clearance is None:
                     yield GPU_LENGTH.skipped(
@@ -192,6 +198,39 @@ class GpuClearanceChecker(Checker):
                         evidence=evidence,
                         subject=subject,
                     )
+
+    @staticmethod
+    def _recommended(ctx, node, gpu, length, recommended: float, where, subject) -> Finding:  # type: ignore[no-untyped-def]
+        """The case maker's recommended maximum length already holds its margin: compare without ours."""
+        left = recommended - float(length.value)
+        evidence = {
+            "card_length_mm": length.value,
+            "length_from": length.origin,
+            "max_length_mm": recommended,
+            "left_mm": left,
+            "formula": "card length <= the case maker's recommended maximum",
+        }
+        related = [ctx.rig_at(f"{node.pointer}/chassis/gpu_max_length_mm")]
+        compared = (
+            f"{fmt(length.value)} mm {gpu.facts.name} against the case maker's recommended maximum of "
+            f"{fmt(recommended)} mm"
+        )
+        if left < 0:
+            return GPU_LENGTH.failed(
+                f"{compared}: {fmt(-left)} mm too long",
+                location=where,
+                related=related,
+                evidence=evidence,
+                subject=subject,
+                fix=f"choose a card of at most {fmt(recommended)} mm, or a case recommended for longer cards",
+            )
+        return GPU_LENGTH.passed(
+            f"{compared}: within it ({fmt(left)} mm to spare)",
+            location=where,
+            related=related,
+            evidence=evidence,
+            subject=subject,
+        )
 
 
 @hookimpl

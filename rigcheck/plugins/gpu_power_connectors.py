@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
+from rigcheck.core.context import CheckContext, NodeView
 from rigcheck.core.findings import Finding, Severity
 from rigcheck.core.hookspecs import hookimpl
 from rigcheck.core.numbers import fmt
@@ -18,11 +18,15 @@ CONNECTORS = Rule(
     severity=Severity.FAIL,
     docs=RuleDocs(
         what="Adds the ratings of each card's power inputs (12VHPWR/12V-2x6 600 W, 8-pin PCIe 150 W, 6-pin 75 W, "
-        "8-pin EPS 300 W) and the x16 slot's 75 W, and compares the sum with the card's power limit; also "
-        "warns when a 12VHPWR card meets a PSU without a native 12VHPWR cable (an adapter of 8-pin cables: "
-        "each carries 150 W, and the adapter's sense pins encode the total).",
+        "8-pin EPS 300 W) and the x16 slot's 75 W (none for a card with a 16-pin plug: it takes its load "
+        "through the plug), and compares the sum with the card's power limit: fail above it; a 16-pin card "
+        "also warns with less than 10% margin (its pins are rated 1.1x the plug's 600 W, an 8-pin's 1.9x). "
+        "Also warns when the PSUs have fewer native 12VHPWR/12V-2x6 cables than the node "
+        "has 16-pin cards (each `psu.connectors` entry is one cable per unit; list a connector twice for two "
+        "cables): the others need an adapter of 8-pin cables, each carrying 150 W.",
         why="A card set above what its plugs may carry overheats them; partly seated 12VHPWR plugs melted on "
-        "RTX 4090s. Two 8-pin cables cannot feed a 450 W card.",
+        "RTX 4090s, and an RTX 5090 at 575 W uses 96% of its one 600 W plug. Two 8-pin cables cannot feed a "
+        "450 W card.",
         example="```yaml\ngpus: {model: RTX 3090, power_limit_w: 420, power_connectors: [8pin-pcie, 8pin-pcie]}"
         "   # PWR003: 300 + 75 = 375 W\n```",
         fix="Lower the power limit to the connector budget, use the card's full set of power cables, or a PSU "
@@ -35,6 +39,18 @@ CONNECTORS = Rule(
 )
 
 
+SIXTEEN_PIN = frozenset({"12vhpwr", "12v-2x6"})
+
+
+def native_16pin_cables(node: NodeView) -> int | None:
+    """Native 12VHPWR/12V-2x6 cables the node's PSUs have (each listed connector is one cable per unit);
+    None when no PSU lists its connectors."""
+    listed = [psu for psu in node.spec.psu or () if psu.connectors]
+    if not listed:
+        return None
+    return sum(psu.count * sum(plug in SIXTEEN_PIN for plug in psu.connectors or ()) for psu in listed)
+
+
 class GpuPowerConnectorChecker(Checker):
     name = "power.gpu-connectors"
     rules = (CONNECTORS,)
@@ -42,9 +58,11 @@ class GpuPowerConnectorChecker(Checker):
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         table = ctx.facts("power")["connectors"]
+        warn_margin = float(table["warn_margin_16pin_fraction"])
         for node in ctx.nodes:
             subject = f"{ctx.rig.name} / {node.label}"
-            psu_plugs = {plug for psu in node.spec.psu or () for plug in psu.connectors or ()}
+            cables = native_16pin_cables(node)
+            cables_left = cables
             for gpu in node.gpus:
                 plugs = gpu.spec.power_connectors or list(gpu.facts.power_connectors or ())
                 limit = gpu.fact("power_limit_w").value
@@ -66,16 +84,25 @@ class GpuPowerConnectorChecker(Checker):
                         subject=subject,
                     )
                     continue
-                budget = sum(float(table[plug]) for plug in plugs) + float(table["slot"])
+                sixteen = bool(SIXTEEN_PIN & set(plugs))
+                slot = float(table["slot_with_16pin"] if sixteen else table["slot"])
+                budget = sum(float(table[plug]) for plug in plugs) + slot
+                margin = (budget - float(limit)) / budget
+                slot_words = f"{fmt(slot)} W slot" + (
+                    " (a 16-pin card draws its load through the plug)" if sixteen else ""
+                )
                 evidence = {
                     "power_limit_w": limit,
                     "connectors": plugs,
+                    "slot_w": slot,
                     "budget_w": budget,
-                    "formula": "sum(connector ratings) + 75 W slot",
+                    "margin": round(margin, 3),
+                    "formula": "sum(connector ratings) + slot (0 W for a 16-pin card, else 75 W)",
                     **table.cite(),
                 }
                 told = (
-                    f"{gpu.facts.name}: {fmt(limit)} W limit on {' + '.join(plugs)} + slot = {fmt(budget)} W"
+                    f"{gpu.facts.name}: {fmt(limit)} W limit on {' + '.join(plugs)} + {slot_words} = "
+                    f"{fmt(budget)} W ({margin:.0%} margin)"
                 )
                 if limit > budget:
                     yield CONNECTORS.failed(
@@ -87,17 +114,40 @@ class GpuPowerConnectorChecker(Checker):
                         f"full set of power cables",
                     )
                     continue
-                modern = {"12vhpwr", "12v-2x6"} & set(plugs)
-                if modern and psu_plugs and not ({"12vhpwr", "12v-2x6"} & psu_plugs):
-                    cables = min(4, -(-int(limit) // 150))
+                problems, fixes = [], []
+                if sixteen and margin < warn_margin:
+                    safe = int(budget * (1 - warn_margin))
+                    problems.append(
+                        f"under {warn_margin:.0%} margin on a 16-pin plug whose pins are rated only 1.1x its 600 W: "
+                        f"one not fully seated or worn has no slack"
+                    )
+                    fixes.append(
+                        f"seat the plug fully and check it after the first hours of load, or set "
+                        f"nvidia-smi -pl {safe} for a {warn_margin:.0%} margin"
+                    )
+                if sixteen and cables_left is not None:
+                    need = gpu.count
+                    if cables_left < need:
+                        adapters = need - max(cables_left, 0)
+                        feeds = min(4, -(-int(limit) // 150))
+                        problems.append(
+                            f"the PSUs have {cables} native 16-pin cable(s) for the node's 16-pin cards, so "
+                            f"{adapters} of these card(s) run on an adapter fed by {feeds} separate 8-pin "
+                            f"PCIe cables each"
+                        )
+                        fixes.append(
+                            f"use {feeds} separate 8-pin cables on each adapter (no daisy-chained pigtails), "
+                            f"or PSUs with a native 12V-2x6 cable per card"
+                        )
+                    cables_left -= need
+                if problems:
+                    evidence["native_16pin_cables"] = cables
                     yield CONNECTORS.warned(
-                        f"{told}; the PSU has no native 12VHPWR cable, so it needs an adapter fed by {cables} "
-                        f"separate 8-pin PCIe cables",
+                        f"{told}; " + "; ".join(problems),
                         location=where,
                         evidence=evidence,
                         subject=subject,
-                        fix=f"use {cables} separate 8-pin cables on the adapter (no daisy-chained pigtails), or a "
-                        f"PSU with a native 12V-2x6 cable; seat the plug fully",
+                        fix="; ".join(fixes),
                     )
                     continue
                 yield CONNECTORS.passed(told, location=where, evidence=evidence, subject=subject)

@@ -22,7 +22,8 @@ GDR = Rule(
     severity=Severity.FAIL,
     docs=RuleDocs(
         what="For network links with `gpudirect_rdma: true`: fails GeForce and laptop GPUs (not supported), "
-        "drivers older than R470 (no `nvidia-peermem`), and operating systems other than Linux; passes data-center "
+        "drivers older than R470 (no `nvidia-peermem`) unless `software.peer_memory` names Mellanox's `nv_peer_mem` "
+        "or DMA-BUF, `peer_memory: none`, and operating systems other than Linux; passes data-center "
         "and workstation GPUs on Linux with R470 or later.",
         why="Without GPUDirect RDMA every inter-node transfer is staged through host memory: NCCL still runs, but "
         "the bandwidth and latency the fabric was sized for are not there.",
@@ -76,14 +77,21 @@ class GpuDirectRdmaChecker(Checker):
                     )
             driver = software.driver if software else None
             branch = _branch(driver) if driver else None
-            if branch is not None and branch < minimum:
-                problems.append(f"driver {driver} predates R{minimum}, the first with nvidia-peermem")
+            peer = software.peer_memory if software else None
+            if peer == "none":
+                problems.append("no peer-memory module (nvidia-peermem, nv_peer_mem or DMA-BUF) is loaded")
+            elif branch is not None and branch < minimum and peer not in ("nv_peer_mem", "dma-buf"):
+                problems.append(
+                    f"driver {driver} predates R{minimum}, the first with nvidia-peermem (before it, Mellanox's "
+                    f"separate nv_peer_mem module: software.peer_memory: nv_peer_mem)"
+                )
             os_name = software.os if software else None
             if os_name not in (None, "linux"):
                 problems.append(f"GPUDirect RDMA needs Linux, not {os_name}")
             evidence = {
                 "gpus": [gpu.facts.name for gpu in node.gpus],
                 "driver": driver,
+                "peer_memory": peer,
                 "os": os_name,
                 "min_driver_branch": minimum,
                 **facts.cite(),
@@ -101,7 +109,8 @@ class GpuDirectRdmaChecker(Checker):
             unknown = " (driver version not given)" if driver is None else f" with driver {driver}"
             yield GDR.passed(
                 f"{node.label}: {', '.join(gpu.facts.name for gpu in node.gpus)}{unknown} on "
-                f"{os_name or 'an unstated OS'} can use GPUDirect RDMA (load nvidia-peermem or use DMA-BUF)",
+                f"{os_name or 'an unstated OS'} can use GPUDirect RDMA "
+                + (f"through {peer}" if peer else "(load nvidia-peermem or use DMA-BUF)"),
                 location=where,
                 evidence=evidence,
                 subject=subject,

@@ -27,7 +27,8 @@ INTERFACES = Rule(
         what="Reads `NCCL_SOCKET_IFNAME` and `NCCL_IB_HCA` from the node's `software.env` and matches them, with "
         "NCCL's syntax (prefix; `=` exact; `^` exclude; `:port` on HCAs), against the interface names the "
         "node's `network` links declare. Fails when the variable selects none of them; warns when some entries "
-        "of an include list select nothing (a typo NCCL ignores silently).",
+        "of an include list select nothing on any of the rig's nodes (a typo NCCL ignores silently; an entry "
+        "for another node's interface, as in `eno1,eth0` for nodes named differently, is not one).",
         why="With no matching socket interface NCCL stops with 'Bootstrap : no socket interface found'; with no "
         "matching HCA it falls back to TCP sockets and runs at a fraction of the fabric's speed. A prefix such "
         "as `eth` does not match `enp170s0f0`.",
@@ -38,6 +39,17 @@ INTERFACES = Rule(
         references=(_ENV_DOCS, "rules_facts.md NET-1"),
     ),
 )
+
+
+def _hca_names(node: NodeView) -> list[str]:
+    """HCA names the node's RDMA links declare."""
+    return [
+        part.strip()
+        for link in node.spec.network or ()
+        if link.kind in _RDMA_KINDS and link.interface
+        for part in link.interface.split(",")
+        if part.strip()
+    ]
 
 
 class NcclInterfacesChecker(Checker):
@@ -70,13 +82,7 @@ class NcclInterfacesChecker(Checker):
         related = [ctx.rig_at(f"{node.pointer}/network")]
         if variable == "NCCL_IB_HCA":
             links = [link for link in node.spec.network or () if link.kind in _RDMA_KINDS]
-            names = [
-                part.strip()
-                for link in links
-                if link.interface
-                for part in link.interface.split(",")
-                if part.strip()
-            ]
+            names = _hca_names(node)
             if not links:
                 return INTERFACES.warned(
                     f"{variable}='{value}' but {node.label} declares no InfiniBand/RoCE/EFA link: NCCL will use "
@@ -124,6 +130,18 @@ class NcclInterfacesChecker(Checker):
                 fix=f"set {variable} to one of: {declared}",
             )
         unmatched = parsed.unmatched_entries(names)
+        # one environment shared by nodes with different names (NCCL's advice: "eno1,eth0"): an entry that
+        # selects another node's interface is not a typo
+        elsewhere = [
+            name
+            for other in ctx.nodes
+            if other is not node
+            for name in (_hca_names(other) if variable == "NCCL_IB_HCA" else declared_interfaces(other))
+        ]
+        for_others = [entry for entry in unmatched if entry not in parsed.unmatched_entries(elsewhere)]
+        unmatched = [entry for entry in unmatched if entry not in for_others]
+        if for_others:
+            evidence["for_other_nodes"] = for_others
         if unmatched:
             return INTERFACES.warned(
                 f"{variable}='{value}': {', '.join(unmatched)} match(es) no declared interface ({declared}); "
@@ -134,8 +152,9 @@ class NcclInterfacesChecker(Checker):
                 subject=subject,
                 fix=f"remove or correct {', '.join(unmatched)}",
             )
+        others = f" ({', '.join(for_others)} for the rig's other nodes)" if for_others else ""
         return INTERFACES.passed(
-            f"{variable}='{value}' ({syntax}) selects {', '.join(selected)}",
+            f"{variable}='{value}' ({syntax}) selects {', '.join(selected)}{others}",
             location=where,
             evidence=evidence,
             subject=subject,

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from rigcheck.core.checker import Checker
 from rigcheck.core.context import CheckContext
 from rigcheck.core.estimation.links import link_gbit_per_s
-from rigcheck.core.estimation.network import job_nodes
+from rigcheck.core.estimation.network import job_nodes, rig_gpu_nodes
 from rigcheck.core.findings import Finding, Severity
 from rigcheck.core.hookspecs import hookimpl
 from rigcheck.core.numbers import fmt
@@ -29,7 +29,8 @@ NO_FABRIC = Rule(
     docs=RuleDocs(
         what="When the workload's ranks (dp x tp x pp x cp) need more than one node, looks for network links "
         "with role `compute`, `any` or no role (management, storage and frontend links do not count). Fails "
-        "when there are none; cannot check when none gives a rate (`gbps` or an InfiniBand `rate`).",
+        "when there are none; cannot check when none gives a rate (`gbps` or an InfiniBand `rate`), or when "
+        "the job needs more nodes than the rig describes (MEM002 reports that; no nodes are made up).",
         why="NCCL then falls back to whatever TCP interface it finds first, often a 1 Gb/s management port, "
         "or fails to connect at all.",
         example="```yaml\nnodes: [{count: 2, gpus: {model: H100 SXM, count: 8}}]   # no network: NET001 for dp 16\n```",
@@ -87,6 +88,17 @@ class NetworkFabricChecker(Checker):
             told = f"{par.world_size} rank(s) fit on one node of {node.gpus_per_node} GPUs: no inter-node traffic"
             yield NO_FABRIC.passed(told, location=where, subject=ctx.subject)
             yield SHARDED_BANDWIDTH.passed(told, location=where, subject=ctx.subject)
+            return
+        available = rig_gpu_nodes(ctx)
+        if used > available:
+            told = (
+                f"{par.world_size} ranks need {used} nodes of {node.gpus_per_node} GPUs, but the rig has "
+                f"{available}: there is no network between nodes that do not exist to judge (MEM002 reports "
+                f"the missing GPUs)"
+            )
+            fix = f"describe all {used} nodes (nodes[].count: {used}) and their network, or lower the world size"
+            yield NO_FABRIC.skipped(told, location=where, subject=ctx.subject, fix=fix)
+            yield SHARDED_BANDWIDTH.skipped(told, location=where, subject=ctx.subject, fix=fix)
             return
         links = [
             (index, link)

@@ -87,8 +87,22 @@ class PeerToPeerChecker(Checker):
                     "parallelism; set NCCL_P2P_DISABLE=1 if NCCL hangs",
                 )
             else:
+                how = (
+                    "over the NVLink bridge"
+                    if interconnect is not None and interconnect.kind == "nvlink-bridge"
+                    else "over NVLink"
+                    if interconnect is not None and interconnect.kind in ("nvlink", "nvswitch")
+                    else "declared by the rig"
+                    if declared
+                    else "over PCIe (the catalog: P2P with the stock driver)"
+                    if stock
+                    else "assumed: the catalog does not say whether the stock driver allows PCIe P2P"
+                )
                 yield NO_P2P.passed(
-                    f"{node.label}: {gpu.facts.name} supports peer-to-peer", location=where, subject=subject
+                    f"{node.label}: {gpu.facts.name} peer-to-peer {how}",
+                    location=where,
+                    subject=subject,
+                    evidence={"gpu": gpu.facts.name, "p2p_stock_driver": stock},
                 )
             if interconnect is None or interconnect.kind != "nvlink-bridge":
                 continue

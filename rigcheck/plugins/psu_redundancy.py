@@ -19,8 +19,9 @@ REDUNDANCY = Rule(
     severity=Severity.FAIL,
     docs=RuleDocs(
         what='For PSUs declared `redundancy: "N+M"`, compares N x rating (the capacity left with M units '
-        "failed) with the node's maximum power (`max_power_w`, else the sustained load); also checks that "
-        "`count` equals N + M.",
+        "failed) with the node's maximum input power (`max_power_w`, as vendors budget it: NVIDIA's DGX H100 "
+        "needs 4 of its 6 x 3.3 kW units for 10.2 kW and runs at reduced performance on three), else the "
+        "sustained DC load; also checks that `count` equals N + M.",
         why="Redundancy exists to survive a PSU or feed failure. If the survivors cannot carry the load, the "
         "first failure stops the node (DGX H100: 6 x 3.3 kW in a 4+2 design for a 10.2 kW maximum).",
         example='```yaml\nmax_power_w: 10200\npsu: {watts: 3300, count: 6, redundancy: "5+1"}   # passes: 16.5 kW\n'
@@ -45,7 +46,9 @@ class PsuRedundancyChecker(Checker):
                 if not psu.spares:
                     continue
                 where = ctx.rig_at(f"{psu.pointer}/redundancy")
-                need = power.sustained_w
+                # Vendors budget N+M as N x rating >= the maximum input power (DGX H100: 4 x 3.3 kW for
+                # 10.2 kW, "reduced performance if three PSUs lose power"; DGX B200: 5 x 3.3 kW for 14.3 kW)
+                need = power.max_w if power.max_w is not None else power.sustained_w
                 evidence = {
                     "active": psu.active,
                     "spares": psu.spares,
@@ -53,7 +56,7 @@ class PsuRedundancyChecker(Checker):
                     "watts": psu.watts,
                     "capacity_with_spares_failed_w": psu.capacity_w,
                     "node_max_w": need,
-                    "max_from": "max_power_w" if power.max_w is not None else "sustained load",
+                    "max_from": "max_power_w (input)" if power.max_w is not None else "sustained load",
                 }
                 if psu.active + psu.spares != psu.count:
                     yield REDUNDANCY.warned(

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from rigcheck.core.checker import Checker
 from rigcheck.core.context import CheckContext
-from rigcheck.core.estimation.power import node_power
+from rigcheck.core.estimation.power import NodePower, node_power
 from rigcheck.core.findings import Finding, Severity
 from rigcheck.core.hookspecs import hookimpl
 from rigcheck.core.numbers import fmt
@@ -20,15 +20,18 @@ TRANSIENTS = Rule(
     docs=RuleDocs(
         what="GPUs draw 2-3x their board power for tens to hundreds of microseconds. An ATX 3.x PSU with a "
         "native 12VHPWR/12V-2x6 connector is tested to carry 200% of its rating for 100 us, so rigcheck "
-        "checks `sum(GPU limit x 2.2) + CPU <= 2 x PSU`; any other PSU has no excursion spec, so it "
-        "checks `PSU >= 1.5 x sustained load` (warn). Redundant PSUs, rackmount servers and OEM workstations "
-        "(`chassis.form_factor: workstation`) are left to the vendor's power budget. Numbers are in "
-        "`specs/rules/power.yaml` (section `transients`).",
+        "checks `sum(GPU limit x 2.2) + CPU boost power (cpu.boost_w, else tdp_w) <= 2 x PSU`. Any other PSU "
+        "has no excursion rating, so it must have `PSU >= 1.5 x sustained load`: below that an ATX 2.x unit "
+        "fails (a stricter test than the ATX 3.x one, never a milder verdict), and a PSU whose ATX version is "
+        "not given warns until it is. Redundant server PSUs, a node with the vendor's `max_power_w` and OEM "
+        "workstations (`chassis.form_factor: workstation`) are left to the vendor's power budget; a rackmount "
+        "case fed by retail ATX units is checked like any other. Numbers are in `specs/rules/power.yaml` "
+        "(section `transients`).",
         why="A spike the PSU's over-current protection sees as a fault shuts the machine down mid-run; RTX 3090 "
         "and 4090 builds that pass the sustained check were known to trip such PSUs. Intel's own example sizes "
         "a 300 W GPU + 300 W CPU system at 750 W with an ATX 3.0 PSU but about 1,100 W with an ATX 2.x one.",
-        example='```yaml\ngpus: {model: RTX 4090, count: 2}\npsu: {watts: 1200, atx_version: "2.52"}   # PWR002 '
-        "warn: 1.5 x 1,240 W = 1,860 W\n```",
+        example='```yaml\ngpus: {model: RTX 4090, count: 2}\ncpu: {tdp_w: 125}\npsu: {watts: 1200, atx_version: "2.52"}'
+        "   # PWR002 fail: 1.5 x 1,125 W = 1,688 W\n```",
         fix="An ATX 3.x PSU with a native 12VHPWR/12V-2x6 cable, a larger PSU, or a lower GPU power limit.",
         references=(
             "https://hothardware.com/news/psu-manufs-can-skirt-atx-30-tolerance-testing",
@@ -38,6 +41,19 @@ TRANSIENTS = Rule(
         ),
     ),
 )
+
+
+def _psu_kind(power: NodePower) -> tuple[str, bool]:
+    """What the PSUs are rated for: (words, whether that is known for every unit). An ATX 3.x unit
+    whose connectors are not given may have the native cable that makes it excursion-tested."""
+    majors = {str(p.atx_version).split(".")[0] for p in power.psus if p.atx_version}
+    if not all(p.atx_version for p in power.psus):
+        return "ATX version unknown", False
+    if majors == {"2"}:
+        return "ATX 2.x, no excursion rating", True
+    if all(p.connectors for p in power.psus if not str(p.atx_version).startswith("2")):
+        return "ATX 3.x without a native 12VHPWR/12V-2x6 cable, so not excursion-tested", True
+    return "ATX 3.x, connectors not given", False
 
 
 class PsuTransientChecker(Checker):
@@ -60,17 +76,24 @@ class PsuTransientChecker(Checker):
                 continue
             where = ctx.rig_at(f"{power.psus[0].pointer}/watts")
             chassis = node.spec.chassis
-            vendor_built = chassis is not None and chassis.form_factor in ("rackmount", "workstation")
-            if any(p.spares for p in power.psus) or vendor_built:
+            workstation = chassis is not None and chassis.form_factor == "workstation"
+            redundant = any(p.spares for p in power.psus)
+            if redundant or workstation or power.max_w is not None:
+                why = (
+                    "redundant server PSUs"
+                    if redundant
+                    else "an OEM workstation's PSU"
+                    if workstation
+                    else "PSUs behind a vendor's maximum power figure (max_power_w)"
+                )
                 yield TRANSIENTS.skipped(
-                    f"{node.label}: {'redundant' if any(p.spares for p in power.psus) else chassis.form_factor} PSUs "
-                    f"are sized by the system vendor's power budget, not the ATX excursion rules",
+                    f"{node.label}: left to the system vendor's power budget ({why}), not the ATX excursion rules",
                     location=where,
                     subject=subject,
                 )
                 continue
             capacity = power.capacity_w
-            cpu = power.cpu_w or 0.0
+            cpu = power.cpu_boost_w or 0.0
             if all(p.native_12v for p in power.psus):
                 peak = round(sum(g.count * g.watts * spike for g in power.gpus) + cpu, 6)
                 limit = excursion * capacity
@@ -79,13 +102,14 @@ class PsuTransientChecker(Checker):
                     "limit_w": limit,
                     "gpu_transient_factor": spike,
                     "atx3_excursion_factor": excursion,
+                    "cpu_boost_w": power.cpu_boost_w,
                     "capacity_w": capacity,
-                    "formula": "sum(GPU limit x 2.2) + CPU <= 2 x PSU (ATX 3.x, native 12VHPWR)",
+                    "formula": "sum(GPU limit x 2.2) + CPU boost power <= 2 x PSU (ATX 3.x, native 12VHPWR)",
                     **table.cite(),
                 }
                 told = (
-                    f"{node.label}: spikes up to {fmt(peak, 0)} W ({spike:g} x GPU limits + CPU) against "
-                    f"{fmt(limit)} W the ATX 3.x PSU rides out for 100 us"
+                    f"{node.label}: spikes up to {fmt(peak, 0)} W ({spike:g} x GPU limits + "
+                    f"{fmt(cpu, 0)} W CPU boost) against {fmt(limit)} W the ATX 3.x PSU rides out for 100 us"
                 )
                 if peak > limit:
                     yield TRANSIENTS.failed(
@@ -99,35 +123,35 @@ class PsuTransientChecker(Checker):
                     yield TRANSIENTS.passed(told, location=where, evidence=evidence, subject=subject)
                 continue
             need = legacy * power.sustained_w
+            kind, known = _psu_kind(power)
             evidence = {
                 "sustained_w": power.sustained_w,
                 "needed_w": need,
                 "capacity_w": capacity,
                 "legacy_headroom_factor": legacy,
+                "psu_kind": kind,
                 "formula": "PSU >= 1.5 x sustained load (no ATX 3.x excursion rating)",
                 **table.cite(),
             }
-            versions = {str(p.atx_version).split(".")[0] for p in power.psus if p.atx_version}
-            if versions == {"2"}:
-                kind = "ATX 2.x"
-            elif versions and "2" not in versions:
-                kind = "ATX 3.x without a native 12VHPWR cable"
-            else:
-                kind = "ATX version unknown"
             told = (
                 f"{node.label}: {fmt(capacity)} W PSU ({kind}) against 1.5 x "
                 f"{fmt(power.sustained_w, 0)} W = {fmt(need, 0)} W for transient headroom"
             )
-            if capacity < need:
+            if capacity >= need:
+                yield TRANSIENTS.passed(told, location=where, evidence=evidence, subject=subject)
+                continue
+            fix = f"an ATX 3.x PSU with a native 12V-2x6 cable, or at least {fmt(need, 0)} W"
+            if known:
+                yield TRANSIENTS.failed(told, location=where, evidence=evidence, subject=subject, fix=fix)
+            else:
                 yield TRANSIENTS.warned(
                     told,
                     location=where,
                     evidence=evidence,
                     subject=subject,
-                    fix=f"an ATX 3.x PSU with a native 12VHPWR cable, or at least {fmt(need, 0)} W",
+                    fix=f"give psu.atx_version and connectors (an ATX 3.x unit with a native 12V-2x6 cable "
+                    f"is checked against its 200% excursion rating); else {fix}",
                 )
-            else:
-                yield TRANSIENTS.passed(told, location=where, evidence=evidence, subject=subject)
 
 
 @hookimpl

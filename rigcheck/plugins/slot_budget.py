@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterator
 
 from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
+from rigcheck.core.context import CheckContext, GpuView
 from rigcheck.core.findings import Finding, Severity
 from rigcheck.core.hookspecs import hookimpl
 from rigcheck.core.numbers import fmt
@@ -20,7 +20,9 @@ SLOTS = Rule(
     docs=RuleDocs(
         what="Adds each card's slot width (the rig's `slots`, else the reference card's, rounded up: a 3.5-slot "
         "card blocks 4) and the gaps left between cards (`slot_gap`), and compares the sum with the "
-        "chassis' `expansion_slots`.",
+        "chassis' `expansion_slots`. A card whose `length_mm` or `cooler` differs from the reference board's "
+        "is a partner design and its width unknown until the rig gives `slots` (a 336 mm partner RTX 4090 "
+        "takes 3.5 slots where the Founders Edition takes 3).",
         why="Triple-slot consumer cards (RTX 3090/4090 Founders Edition: 3 slots, partner cards 3.5-4) fill a "
         "7-slot case with two cards.",
         example="```yaml\ngpus: {model: RTX 4090, count: 3}       # 3 x 3 slots\nchassis: {expansion_slots: 7}"
@@ -30,6 +32,25 @@ SLOTS = Rule(
         references=("rules_facts.md COOL-2 (card slot widths: techpowerup, wepc.com, wccftech, PB-11133)",),
     ),
 )
+
+
+def card_slots(gpu: GpuView) -> tuple[float | None, str]:
+    """The slots one card occupies: the rig's ``slots``, else the reference card's, but only when the rig
+    does not describe another board (a different length or cooler: partner cards are often wider)."""
+    if gpu.spec.slots is not None:
+        return gpu.spec.slots, "rig"
+    reference = gpu.facts.slots
+    if reference is None:
+        return None, "not in the catalog"
+    length, ref_length = gpu.spec.length_mm, gpu.facts.length_mm
+    if length is not None and ref_length is not None and abs(float(length) - float(ref_length)) > 5:
+        return None, (
+            f"a {fmt(float(length))} mm card is not the {fmt(float(ref_length))} mm reference board, whose "
+            f"{fmt(float(reference))} slots it need not match"
+        )
+    if gpu.spec.cooler is not None and gpu.facts.cooler is not None and gpu.spec.cooler != gpu.facts.cooler:
+        return None, f"a {gpu.spec.cooler} card is not the {gpu.facts.cooler} reference board"
+    return reference, f"catalog:{gpu.facts.id}"
 
 
 class SlotBudgetChecker(Checker):
@@ -62,9 +83,9 @@ class SlotBudgetChecker(Checker):
             widths = []
             unknown = []
             for gpu in node.gpus:
-                slots = gpu.fact("slots").value
+                slots, why = card_slots(gpu)
                 if slots is None:
-                    unknown.append(gpu.facts.name)
+                    unknown.append(f"{gpu.facts.name} ({why})")
                     continue
                 widths.append((gpu, math.ceil(float(slots)), gpu.spec.slot_gap or 0))
             if unknown:
@@ -72,7 +93,7 @@ class SlotBudgetChecker(Checker):
                     f"{node.label}: slot width unknown for {', '.join(unknown)}",
                     location=where,
                     subject=subject,
-                    fix="add slots to the gpus entry",
+                    fix="add slots to the gpus entry (the card maker's spec sheet: 2, 2.5, 3, 3.5, 4)",
                 )
                 continue
             cards = sum(gpu.count for gpu, _, _ in widths)

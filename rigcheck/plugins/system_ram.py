@@ -8,6 +8,7 @@ from rigcheck.core.checker import Checker
 from rigcheck.core.context import CheckContext
 from rigcheck.core.findings import Finding, Severity
 from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.instances import next_size
 from rigcheck.core.numbers import fmt
 from rigcheck.core.rules import Rule, RuleDocs
 
@@ -17,14 +18,17 @@ SYSTEM_RAM = Rule(
     summary="A node has less system RAM than the VRAM of its GPUs",
     severity=Severity.FAIL,
     docs=RuleDocs(
-        what="Compares each node's system RAM (`memory_gib`) with the total memory of its GPUs: fail under "
-        "0.75x, warn under 1.0x, pass otherwise (noting when it is under the softer 2x recommendation). "
-        "Thresholds are in `specs/rules/platform.yaml` (section `system_ram`).",
+        what="Compares each node's system RAM (`memory_gib`) with the total memory of its GPUs: warn under "
+        "1.0x, and fail under it only when the workload stages model state in host RAM (CPU or NVMe offload, "
+        "`offload_params`, or full checkpoints of a ZeRO-3 / FSDP-sharded model, gathered on the host); pass "
+        "otherwise (noting when it is under the softer 2x recommendation). A rig checked alone warns at most. "
+        "Thresholds are in `specs/rules/platform.yaml` (section `system_ram`); MEM003 sizes the offloaded "
+        "states themselves.",
         why="Host RAM holds model weights while they load, pinned buffers for host-to-device copies, data-loader "
         "workers and, with CPU offload, optimizer states. Practitioners size it at least equal to the VRAM of "
         "the node; BLOOM-176B trained on nodes with 0.8x, the lowest known-good ratio.",
         example="```yaml\nnodes:\n  - gpus: {model: H100 SXM, count: 8}   # 8 x 80 GiB = 640 GiB VRAM\n"
-        "    memory_gib: 256                     # PLT001 fail: 0.4x\n```",
+        "    memory_gib: 256                     # PLT001 warn: 0.4x (fail with offload: cpu)\n```",
         fix="Fit at least as much RAM as the node's total VRAM (the finding gives the number); twice that leaves "
         "room for CPU offload and large data-loader caches.",
         references=(
@@ -37,14 +41,30 @@ SYSTEM_RAM = Rule(
 )
 
 
+def host_staging(ctx: CheckContext) -> str | None:
+    """Why the workload stages model state in host RAM (CPU/NVMe offload, or a full state dict gathered
+    from sharded ranks), or None when it does not."""
+    workload = ctx.workload
+    if workload is None:
+        return None
+    par = workload.parallelism
+    if par.offload != "none" or par.offload_params:
+        what = "parameters and optimizer states" if par.offload_params else "optimizer states"
+        return f"the workload offloads {what} to the host ({par.offload})"
+    sharded = par.zero == 3 or par.fsdp in ("full_shard", "hybrid_shard")
+    checkpoint = workload.run.checkpoint if workload.run is not None else None
+    if sharded and checkpoint is not None and checkpoint.kind == "full":
+        return "the workload saves full checkpoints of a sharded model, gathered in host RAM"
+    return None
+
+
 class SystemRamChecker(Checker):
     name = "platform.system-ram"
     rules = (SYSTEM_RAM,)
-    reads_workload = False
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         limits = ctx.facts("platform")["system_ram"]
-        fail_below = float(limits["fail_below_ratio"])
+        fail_below = float(limits["staging_fail_below_ratio"])
         warn_below = float(limits["warn_below_ratio"])
         recommended = float(limits["recommended_ratio"])
         for node in ctx.nodes:
@@ -74,7 +94,7 @@ class SystemRamChecker(Checker):
                 "gpus": gpus,
                 "ratio": round(ratio, 3),
                 "formula": "ratio = memory_gib / sum(gpu count x gpu memory_gib)",
-                "fail_below_ratio": fail_below,
+                "staging_fail_below_ratio": fail_below,
                 "warn_below_ratio": warn_below,
                 "recommended_ratio": recommended,
                 **limits.cite(),
@@ -86,10 +106,27 @@ class SystemRamChecker(Checker):
                 f"fit at least {fmt(need)} GiB of RAM ({fmt(warn_below)}x VRAM); "
                 f"{fmt(vram * recommended)} GiB ({fmt(recommended)}x) leaves room for CPU offload"
             )
-            if ratio < fail_below:
-                severity, message = Severity.FAIL, f"{compared}, under {fmt(fail_below)}x"
+            size = (
+                next_size(node.spec.instance, gpus=node.gpus_per_node, memory_gib=need)
+                if node.spec.instance
+                else None
+            )
+            if size is not None:
+                fix = (
+                    f"move to {size.name} ({fmt(size.memory_gib)} GiB RAM, {size.gpus} GPU(s); {size.source})"
+                )
+            staging = host_staging(ctx)
+            evidence["host_staging"] = staging
+            if ratio < fail_below and staging:
+                severity, message = Severity.FAIL, f"{compared}, under {fmt(fail_below)}x, and {staging}"
             elif ratio < warn_below:
-                severity, message = Severity.WARN, f"{compared}, under {fmt(warn_below)}x"
+                use = (
+                    f"; {staging}"
+                    if staging
+                    else "; enough for GPU-resident training and inference, short for CPU offload or loading "
+                    "a full state dict"
+                )
+                severity, message = Severity.WARN, f"{compared}, under {fmt(warn_below)}x{use}"
             else:
                 note = (
                     f" (under the {fmt(recommended)}x some builders recommend)" if ratio < recommended else ""

@@ -86,6 +86,14 @@ class TorchWheelKernelsChecker(Checker):
                     )
                 continue
             row = tables.torch_wheel(build)
+            nearest = ""
+            if row is None and build.prerelease:
+                row = tables.nearest_wheel(build)
+                if row is not None:
+                    nearest = (
+                        f"; a pre-release build, judged by the nearest listed {row['wheel']} build's targets "
+                        f"(torch {row['torch_from']}-{row['torch_to']})"
+                    )
             if row is None:
                 published = tables.wheels_of_release(build)
                 told = f"torch {build.text}: no {build.cuda_tag} wheel in PyTorch's build lists" + (
@@ -111,7 +119,7 @@ class TorchWheelKernelsChecker(Checker):
                     "compute_capability": gpu.facts.compute_capability,
                     **tables.cite("torch_wheels"),
                 }
-                label = f"torch {build.text} ({listed}) on {gpu.facts.name} (sm_{cc[0]}{cc[1]})"
+                label = f"torch {build.text} ({listed}{nearest}) on {gpu.facts.name} (sm_{cc[0]}{cc[1]})"
                 runs = [f"sm_{m}{n}" for m, n in sass if sass_runs_on((m, n), cc)]
                 if runs:
                     yield KERNELS.passed(

@@ -16,6 +16,7 @@ from rigcheck.core.estimation.throughput import peak_tflops
 from rigcheck.core.findings import Finding, Severity
 from rigcheck.core.hookspecs import hookimpl
 from rigcheck.core.numbers import fmt
+from rigcheck.core.rig_estimate import estimate_on
 from rigcheck.core.rules import Rule, RuleDocs
 
 _REFS = (
@@ -29,11 +30,14 @@ TP_LINKS = Rule(
     summary="Tensor-parallel communication takes a large share of compute time on these links",
     severity=Severity.FAIL,
     docs=RuleDocs(
-        what="For `parallelism.tp > 1`, computes the communication/compute ratio `r = (t - 1) x B x F / "
-        "(9 x h x BW)` (t the TP degree, B bytes per activation element, F the GPU's achieved FLOP/s at the "
-        "default MFU, h the hidden size, BW the all-reduce bus bandwidth of the link: NVLink/NVSwitch, a "
-        "2-GPU bridge, or PCIe, halved without peer-to-peer): warn above 0.3, fail above 1. Thresholds in "
-        "`specs/rules/interconnect.yaml`.",
+        what="For training with `parallelism.tp > 1`, computes the communication/compute ratio `r = (t - 1) x "
+        "B x F / (9 x h x BW)` (t the TP degree, B bytes per activation element, F the GPU's achieved FLOP/s at "
+        "the default MFU, h the hidden size, BW the all-reduce bus bandwidth of the link: NVLink/NVSwitch, a "
+        "2-GPU bridge, or PCIe, halved without peer-to-peer). For inference, where a decode step all-reduces "
+        "only concurrency x h elements twice per layer and is bound by reading the weights, r is the "
+        "all-reduces' time (bandwidth and latency of the link) over the rest of the decode step, from the "
+        "decode model (warn above 1: they take half the step; fail above 3). Training warns above 0.3 and fails "
+        "above 1. Thresholds in `specs/rules/interconnect.yaml`.",
         why="TP's all-reduces sit on the critical path of every layer. Over PCIe they can take several times the "
         "compute (TP 8 at 400 TFLOP/s over 25 GB/s: r of about 6); over NVLink 4 the same is about 0.4. "
         "'One doesn't use TP degree of more than 8, because TP is only efficient at NVLink speed.'",
@@ -90,6 +94,9 @@ class TensorParallelChecker(Checker):
             f"tp {t} within nodes of {node.gpus_per_node} GPUs", location=where, subject=subject
         )
         facts = ctx.facts("interconnect")
+        if workload.task == "inference":
+            yield self._serving(ctx, node, gpu, where, subject, facts["tensor_parallel_serving"])
+            return
         link = intra_node_link(node, gpu, facts)
         peak, field = peak_tflops(gpu.facts, workload.precision)
         mfu = float(ctx.facts("throughput")["training_mfu"]["default"])
@@ -127,26 +134,78 @@ class TensorParallelChecker(Checker):
             "NVLink/NVSwitch GPUs"
         )
         related = [ctx.rig_at(f"{node.pointer}/gpu_interconnect")]
-        if ratio > fail:
-            yield TP_LINKS.failed(
-                f"{told}: communication exceeds compute",
+        yield _verdict(
+            ratio, warn, fail, told, "communication exceeds compute", where, related, evidence, fix, subject
+        )
+
+    @staticmethod
+    def _serving(ctx, node, gpu, where, subject, section) -> Finding:  # type: ignore[no-untyped-def]
+        """Decoding: the tensor-parallel all-reduces of one decode step (2 per layer of concurrency x h
+        elements, latency-bound) against the rest of the step (reading the weights and KV cache), from
+        rigcheck.core.estimation.decoding."""
+        t = ctx.workload.parallelism.tp
+        decode = estimate_on(ctx, node, gpu).estimate.decode
+        if decode is None:
+            return TP_LINKS.skipped(
+                f"{gpu.facts.name}: memory bandwidth unknown, so the decode step is not timed",
                 location=where,
-                related=related,
-                evidence=evidence,
-                fix=fix,
                 subject=subject,
             )
-        elif ratio > warn:
-            yield TP_LINKS.warned(
-                f"{told}: above {warn:g}",
+        serving = decode.serving
+        if serving.untimed or not serving.collectives:
+            return TP_LINKS.skipped(
+                f"tp {t}: {serving.untimed or 'the all-reduces are not timed'}",
                 location=where,
-                related=related,
-                evidence=evidence,
-                fix=fix,
                 subject=subject,
             )
-        else:
-            yield TP_LINKS.passed(told, location=where, related=related, evidence=evidence, subject=subject)
+        step = serving.steps[0]
+        allreduce = serving.tp_seconds
+        rest = max(step - allreduce, 1e-12)
+        ratio = allreduce / rest
+        warn, fail = float(section["warn_above_ratio"]), float(section["fail_above_ratio"])
+        collective = serving.collectives[0]
+        evidence = {
+            "tp": t,
+            "task": "inference",
+            "concurrency": serving.concurrency,
+            "allreduce": collective.describe(),
+            "allreduce_ms": round(allreduce * 1e3, 4),
+            "decode_step_ms": round(step * 1e3, 4),
+            "ratio": round(ratio, 3),
+            "formula": "r = TP all-reduce time / rest of the decode step (weights + KV cache read)",
+            "warn_above": warn,
+            "fail_above": fail,
+            **section.cite(),
+        }
+        told = (
+            f"tp {t} serving over {collective.over}: {fmt(collective.calls)} all-reduces of "
+            f"{fmt(collective.bytes_per_call / 1e3, 1)} kB per decode step take {fmt(allreduce * 1e3, 2)} ms against "
+            f"{fmt(rest * 1e3, 2)} ms for the rest of the step (r = {ratio:.2f})"
+        )
+        related = [ctx.rig_at(f"{node.pointer}/gpu_interconnect")]
+        fix = (
+            "lower tp (the model must still fit), use pipeline parallelism across these GPUs, or NVLink GPUs"
+        )
+        why = "the all-reduces take over three quarters of the step"
+        return _verdict(ratio, warn, fail, told, why, where, related, evidence, fix, subject)
+
+
+def _verdict(ratio, warn, fail, told, failing, where, related, evidence, fix, subject) -> Finding:  # type: ignore[no-untyped-def]
+    """ICX001's finding for a ratio against its warn and fail thresholds."""
+    if ratio > fail:
+        return TP_LINKS.failed(
+            f"{told}: {failing}", location=where, related=related, evidence=evidence, fix=fix, subject=subject
+        )
+    if ratio > warn:
+        return TP_LINKS.warned(
+            f"{told}: above {warn:g}",
+            location=where,
+            related=related,
+            evidence=evidence,
+            fix=fix,
+            subject=subject,
+        )
+    return TP_LINKS.passed(told, location=where, related=related, evidence=evidence, subject=subject)
 
 
 @hookimpl

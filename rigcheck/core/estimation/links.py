@@ -51,9 +51,16 @@ def bridge_gbps(gpu_id: str) -> float | None:
 
 
 def peer_to_peer(node: NodeView, gpu: GpuView) -> bool:
+    """Whether the node's GPUs reach each other peer-to-peer: the rig's word (``p2p``), else over NVLink
+    (a bridge joins a pair), else the catalog's PCIe P2P with the stock driver (GeForce Ampere and Ada
+    have none)."""
     interconnect = node.spec.gpu_interconnect
     if interconnect is not None and interconnect.p2p is not None:
         return bool(interconnect.p2p)
+    if interconnect is not None and interconnect.kind in ("nvlink", "nvswitch"):
+        return True
+    if interconnect is not None and interconnect.kind == "nvlink-bridge" and node.gpus_per_node == 2:
+        return bridge_gbps(gpu.facts.id) is not None
     return gpu.facts.p2p_stock_driver is not False
 
 

@@ -24,6 +24,11 @@ def job_nodes(ctx: CheckContext) -> tuple[NodeView, int] | None:
     return node, max(1, math.ceil(world / max(1, node.gpus_per_node)))
 
 
+def rig_gpu_nodes(ctx: CheckContext) -> int:
+    """Nodes with GPUs the rig has, across its node groups."""
+    return sum(node.count for node in ctx.nodes if node.gpus)
+
+
 def declared_interfaces(node: NodeView) -> list[str]:
     """Interface and HCA names the node's network links declare (``interface: "mlx5_0,mlx5_1"``)."""
     names: list[str] = []

@@ -153,7 +153,16 @@ class Cpu(SpecModel):
     sockets: Count = 1
     cores: int | None = Field(None, ge=1, description="Physical cores in total, across all sockets.")
     threads: int | None = Field(None, ge=1, description="Hardware threads in total.")
-    tdp_w: Watts | None = Field(None, description="Power of all sockets together (TDP or PPT), W.")
+    tdp_w: Watts | None = Field(
+        None,
+        description="Sustained power of all sockets together: Intel's Processor Base Power (PL1) or AMD's TDP, W. "
+        "What the CPU draws while it feeds GPU-bound training.",
+    )
+    boost_w: Watts | None = Field(
+        None,
+        description="Short-term power of all sockets: Intel's Maximum Turbo Power (PL2) or AMD's PPT, W "
+        "(PWR002 counts it in a spike; default tdp_w).",
+    )
     pcie_lanes: int | None = Field(None, ge=1, description="CPU PCIe lanes in total.")
     vendor: choice("intel", "amd", "arm", "apple", "nvidia") | None = None
 
@@ -236,9 +245,17 @@ class Psu(SpecModel):
     )
     atx_version: version_string() | None = Field(None, description="ATX spec version: '2.52', '3.0', '3.1'.")
     connectors: list[choice("12vhpwr", "12v-2x6", "8pin-pcie", "6pin-pcie", "8pin-eps")] | None = Field(
-        None, description="Native GPU connectors the PSU has."
+        None,
+        description="Native GPU cables of one unit, one entry per cable (two 12V-2x6 cables: list it twice); "
+        "PWR003 counts the 16-pin ones against the node's 16-pin cards.",
     )
     circuit: str | None = Field(None, description="Name of the site circuit it is plugged into.")
+    feeds_gpus: int | None = Field(
+        None,
+        ge=0,
+        description="GPUs each unit of this group powers on its own (one 1000 W unit per two cards: 2); the "
+        "units without it carry the CPU, the board and the remaining GPUs. PWR001 then checks each unit.",
+    )
     sync_adapter: bool | None = Field(None, description="Several PSUs started together (add2psu or similar).")
 
 
@@ -263,6 +280,11 @@ class Chassis(SpecModel):
     ) = None
     rack_units: int | None = Field(None, ge=1, le=60)
     gpu_clearance_mm: Millimetres | None = Field(None, description="Longest card that fits, mm.")
+    gpu_max_length_mm: Millimetres | None = Field(
+        None,
+        description="The case maker's recommended maximum card length, mm, when it publishes one beside the "
+        "bare clearance: its own margin is already in it, so PLT003 adds none.",
+    )
     gpu_height_clearance_mm: Millimetres | None = Field(
         None, description="Tallest card (with plug) that fits, mm."
     )
@@ -314,6 +336,16 @@ class Software(SpecModel):
     )
     torch: version_string() | None = Field(None, description="PyTorch build: '2.7.0+cu128'.")
     cuda_compat: str | None = Field(None, description="Forward-compatibility package: 'cuda-compat-12-8'.")
+    kernel_modules: choice("open", "proprietary") | None = Field(
+        None,
+        description="Which NVIDIA kernel modules the driver loads: open (the default from R560, Turing and newer "
+        "only) or proprietary.",
+    )
+    peer_memory: choice("nvidia-peermem", "nv_peer_mem", "dma-buf", "none") | None = Field(
+        None,
+        description="How GPUDirect RDMA reaches the NIC: nvidia-peermem (in the driver from R470), Mellanox's "
+        "separate nv_peer_mem module (before R470), Linux DMA-BUF, or none.",
+    )
     nccl: version_string() | None = None
     rocm: version_string() | None = None
     env: string_map() | None = Field(None, description="Environment variables of the training processes.")
