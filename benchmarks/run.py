@@ -1,6 +1,6 @@
 """rigcheck's speed against the tools people already run, on this machine, in this run.
 
-    python benchmarks/run.py [--runs 5] [--quick] [--json FILE]
+    python benchmarks/run.py [--runs 5] [--quick] [--only hostile] [--json FILE]
 
 Every figure is the median wall time of ``--runs`` runs of a separate process (so start-up counts,
 as it does in pre-commit and CI), with the peak resident memory of that process. Comparisons:
@@ -11,7 +11,9 @@ as it does in pre-commit and CI), with the peak resident memory of that process.
   workload paired with a rig), against a process that only parses the same files with PyYAML's C
   loader (the floor of any YAML linter in Python);
 - scale: ``rigcheck check`` on one rig with 1 / 10 / 100 / 1,000 / 4,096 nodes listed one by one, 8
-  GPUs each (32,768 GPUs at the top), against the C-loader parse of the same file.
+  GPUs each (32,768 GPUs at the top), against the C-loader parse of the same file;
+- a hostile pull request (issue 15, docs/security.md): ``rigcheck lint`` of 10,000 tiny specs, a rig
+  with 20,000 unknown GPU names, and a spec with one 20 MB scalar.
 
 yamllint and check-jsonschema are compared only when installed (``pip install yamllint
 check-jsonschema``). Targets (issue 9): check within 2x of check-jsonschema on the same two files;
@@ -30,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,7 +76,7 @@ def tool(name: str) -> str | None:
     return str(beside) if beside.exists() else shutil.which(name)
 
 
-def benchmark(runs: int, quick: bool) -> list[Timing]:
+def benchmark(runs: int, quick: bool, only: str | None = None) -> list[Timing]:
     rigcheck = [sys.executable, "-m", "rigcheck"]
     python = sys.executable
     results: list[Timing] = []
@@ -85,6 +88,9 @@ def benchmark(runs: int, quick: bool) -> list[Timing]:
         print(f"  {label:<52} {seconds:7.3f} s {peak:7.0f} MiB {note}", file=sys.stderr)
         return timing
 
+    if only == "hostile":
+        hostile_repository(add, rigcheck, quick)
+        return results
     print("cold start", file=sys.stderr)
     add("python -c pass", [python, "-c", "pass"])
     add("rigcheck --version", [*rigcheck, "--version"])
@@ -127,7 +133,41 @@ def benchmark(runs: int, quick: bool) -> list[Timing]:
                 f"scale: rigcheck check, {nodes} nodes ({8 * nodes:,} GPUs)",
                 [*rigcheck, "check", str(path), "-o", os.devnull],
             )
+        hostile_repository(add, rigcheck, quick)
     return results
+
+
+TINY_RIG = "apiVersion: rigcheck/v1\nkind: Rig\nname: r{index}\nnodes: [{{gpus: {{model: L40S}}}}]\n"
+
+
+def hostile_repository(add: Callable[..., Timing], rigcheck: list[str], quick: bool) -> None:
+    """What a pull request can add to make lint slow: many tiny specs, many unknown names, one huge
+    scalar (each a separate ``rigcheck lint`` of its own repository)."""
+    count = 2_000 if quick else 10_000
+    names = 4_000 if quick else 20_000
+    print("hostile pull request", file=sys.stderr)
+    lint_json = [*rigcheck, "lint", "-f", "json", "-o", os.devnull]
+    with tempfile.TemporaryDirectory(prefix="rigcheck-hostile-") as folder:
+
+        def repository(name: str) -> Path:
+            (Path(folder) / name / ".git").mkdir(parents=True)
+            return Path(folder) / name
+
+        tiny = repository("tiny")
+        for index in range(count):
+            (tiny / f"r{index}.yaml").write_text(TINY_RIG.format(index=index), encoding="utf-8")
+        add(f"rigcheck lint, {count:,} tiny specs", lint_json, cwd=tiny)
+        unknown = repository("unknown")
+        nodes = "".join(f"  - {{name: n{i}, gpus: {{model: NoSuchGpu{i}}}}}\n" for i in range(names))
+        (unknown / "rig.yaml").write_text(f"apiVersion: rigcheck/v1\nkind: Rig\nname: u\nnodes:\n{nodes}")
+        add(f"rigcheck lint, {names:,} unknown GPU names", lint_json, cwd=unknown)
+        scalar = repository("scalar")
+        with open(scalar / "rig.yaml", "w", encoding="utf-8") as handle:
+            handle.write("apiVersion: rigcheck/v1\nkind: Rig\nname: '")
+            for _ in range(20):
+                handle.write("x" * 2**20)
+            handle.write("'\nnodes: [{gpus: {model: L40S}}]\n")
+        add("rigcheck lint, one 20 MB scalar", lint_json, cwd=scalar)
 
 
 def hostile_files(root: Path) -> dict[str, Path]:
@@ -203,10 +243,11 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5, help="runs per measurement (median)")
     parser.add_argument("--quick", action="store_true", help="400 files and up to 1,000 nodes")
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    parser.add_argument("--only", choices=("hostile",), help="only the hostile pull request section")
     args = parser.parse_args()
     machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
     print(f"rigcheck benchmarks: {machine}", file=sys.stderr)
-    results = benchmark(args.runs, args.quick)
+    results = benchmark(args.runs, args.quick, args.only)
     print(f"\n{time.strftime('%Y-%m-%d')}, {machine}, median of {args.runs} runs\n")
     print(table(results))
     if args.json:

@@ -35,10 +35,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.handler, args.plugins = _cmd_version, []
     from rigcheck.core.errors import RigcheckError
 
+    token = None
     try:
+        token = _confine(args)
         return int(args.handler(args))
     except RigcheckError as exc:
-        print(str(exc), file=sys.stderr)
+        from rigcheck.core.render.escape import escape_stderr  # spec text: no control or workflow command
+
+        lines = [problem.format() for problem in getattr(exc, "problems", ())] or [str(exc)]
+        print("\n".join(escape_stderr(line) for line in lines), file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("rigcheck: interrupted", file=sys.stderr)
@@ -48,12 +53,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # never a traceback unless asked for
         if os.environ.get("RIGCHECK_DEBUG"):
             raise
+        from rigcheck.core.render.escape import escape_stderr
+
         print(
-            f"rigcheck: internal error: {type(exc).__name__}: {exc} (RIGCHECK_DEBUG=1 shows the traceback; "
-            f"please report it)",
+            escape_stderr(
+                f"rigcheck: internal error: {type(exc).__name__}: {exc} (RIGCHECK_DEBUG=1 shows the traceback; "
+                f"please report it)"
+            ),
             file=sys.stderr,
         )
         return EXIT_ERROR
+    finally:
+        if token is not None:
+            from rigcheck.core.boundary import reset_root
+
+            reset_root(token)
 
 
 # -- the parser -------------------------------------------------------------------------------------
@@ -201,6 +215,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _OutputAfterFormat(argparse.Action):
+    """``-o FILE`` belongs to the ``-f`` right before it (``-f github -f sarif -o r.sarif`` writes SARIF
+    to r.sarif); an ``-o`` before any ``-f`` is the default format's. The format each output follows
+    is kept in ``output_slots``."""
+
+    def __call__(self, parser: Any, namespace: Any, value: Any, option_string: Any = None) -> None:
+        formats = getattr(namespace, "format", None) or []
+        slots = list(getattr(namespace, "output_slots", None) or [])
+        slot = max(len(formats) - 1, 0)
+        if slot in slots:
+            parser.error(
+                f"{option_string} {value}: the --format before it already has an --output; give each "
+                "--output right after its --format (-f sarif -o rigcheck.sarif -f github)"
+            )
+        namespace.output_slots = [*slots, slot]
+        setattr(namespace, self.dest, [*(getattr(namespace, self.dest, None) or []), value])
+
+
 def _add_report_options(parser: argparse.ArgumentParser) -> None:
     """The options of check and lint: formats, selection, config, suppressions, baseline."""
     parser.add_argument(
@@ -215,10 +247,11 @@ def _add_report_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-o",
         "--output",
-        action="append",
+        action=_OutputAfterFormat,
         default=[],
         metavar="FILE",
-        help="write the matching --format to FILE (formats without one go to standard output; at most one may)",
+        help="write the --format just before it to FILE (formats without one go to standard output; at most "
+        "one may)",
     )
     parser.add_argument(
         "--color",
@@ -278,6 +311,19 @@ def _add_report_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--create-baseline", metavar="FILE", help="write the current warnings and failures to FILE and exit 0"
+    )
+    parser.add_argument(
+        "--root",
+        metavar="DIR",
+        help="the checked root: files a spec or config names must be inside it (default: the repository, "
+        "the nearest folder with .git, of the config or the working directory)",
+    )
+    parser.add_argument(
+        "--isolate-plugins",
+        action="store_true",
+        default=None,
+        help="run each third-party checker in a child process, so that one that exits the process "
+        "(os._exit) or corrupts rigcheck's state is reported, not obeyed (also RIGCHECK_ISOLATE_PLUGINS=1)",
     )
     parser.add_argument(
         "-e",
@@ -395,14 +441,13 @@ def _cmd_probe(args: argparse.Namespace) -> int:
 
 
 def _cmd_merge(args: argparse.Namespace) -> int:
-    import yaml
-
     from rigcheck.core.documents import load_spec
     from rigcheck.core.engine import exit_code_for, summarize, verdict_of
     from rigcheck.core.errors import Problem, SpecError
     from rigcheck.core.findings import Severity
     from rigcheck.core.merge import merge_probes
     from rigcheck.core.report import InputFile, Report, Timings, ToolInfo
+    from rigcheck.core.yaml_writer import dump_yaml
 
     docs, problems = [], []
     for path in args.files:
@@ -420,7 +465,7 @@ def _cmd_merge(args: argparse.Namespace) -> int:
     if problems:
         raise SpecError(problems)
     merged, findings = merge_probes(docs, name=args.name)
-    text = "# Written by rigcheck merge; edit freely.\n" + yaml.safe_dump(merged, sort_keys=False)
+    text = "# Written by rigcheck merge; edit freely.\n" + dump_yaml(merged)
     from datetime import datetime, timezone
 
     from rigcheck import __plugin_api__
@@ -490,6 +535,7 @@ def _pipeline(args: argparse.Namespace, paths: list[str]) -> Any:
     from rigcheck.core.config import load_settings
     from rigcheck.core.engine import DEFAULT_TIMEOUT_S, build_catalog
     from rigcheck.core.lint import Pipeline
+    from rigcheck.core.sandbox import isolation_requested
 
     cli: dict[str, Any] = {}
     if args.select:
@@ -503,6 +549,7 @@ def _pipeline(args: argparse.Namespace, paths: list[str]) -> Any:
     baseline = args.baseline
     if baseline is None and settings["baseline"] and not args.create_baseline:
         baseline = str(settings.base / settings["baseline"])
+        _inside_root(baseline, settings, "/baseline")
     return Pipeline(
         registry,
         build_catalog(registry),
@@ -510,7 +557,21 @@ def _pipeline(args: argparse.Namespace, paths: list[str]) -> Any:
         args.timeout if args.timeout is not None else DEFAULT_TIMEOUT_S,
         no_ignores=args.no_ignores,
         baseline=None if args.create_baseline else baseline,
+        isolate_plugins=isolation_requested(getattr(args, "isolate_plugins", None)),
     )
+
+
+def _inside_root(path: str, settings: Any, pointer: str) -> None:
+    """A path the project config names must be inside the checked root (SPEC014), else exit 2."""
+    from rigcheck.core.boundary import outside_reason
+    from rigcheck.core.errors import Problem, SpecError
+
+    reason = outside_reason(path)
+    if reason is not None:
+        line, column = settings.location(pointer)
+        raise SpecError(
+            Problem(settings.path or "config", f"{reason}; not read", line, column, pointer, "SPEC014")
+        )
 
 
 def _outputs(args: argparse.Namespace, registry: Any) -> list[tuple[str, Any, str | None]]:
@@ -520,12 +581,11 @@ def _outputs(args: argparse.Namespace, registry: Any) -> list[tuple[str, Any, st
     formats = list(args.format)
     if not formats:
         formats = ["github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"]
-    if len(args.output) > len(formats):
+    slots = list(getattr(args, "output_slots", None) or range(len(args.output)))
+    files = dict(zip(slots, args.output, strict=True))
+    if any(slot >= len(formats) for slot in files):
         raise UsageError(f"{len(args.output)} --output for {len(formats)} --format: give a --format for each")
-    paired = [
-        (name, _renderer(registry, name), args.output[i] if i < len(args.output) else None)
-        for i, name in enumerate(formats)
-    ]
+    paired = [(name, _renderer(registry, name), files.get(i)) for i, name in enumerate(formats)]
     to_stdout = [name for name, _, output in paired if output is None]
     if len(to_stdout) > 1:
         raise UsageError(
@@ -592,7 +652,9 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
     traced = _trace_for(workload_doc, ctx, args) if getattr(args, "trace", False) else None
     result = estimate_report.build(workload_doc, ctx, trace=traced)
     text = (
-        json.dumps(result, indent=2) + "\n" if args.format == "json" else estimate_report.render_text(result)
+        json.dumps(result, indent=2, allow_nan=False) + "\n"
+        if args.format == "json"
+        else estimate_report.render_text(result)
     )
     _emit(text, args.output)
     return EXIT_OK
@@ -786,6 +848,25 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
 # -- helpers ------------------------------------------------------------------------------------------
 
 
+def _confine(args: argparse.Namespace) -> Any:
+    """Set the checked root for the commands that read what a repository names (docs/security.md);
+    the token to reset it with, or None."""
+    from rigcheck.core.boundary import repository_root, set_root
+
+    if args.command not in ("check", "lint", "validate", "estimate"):
+        return None
+    if getattr(args, "root", None):
+        return set_root(args.root)
+    config = getattr(args, "config", None)
+    paths = (
+        getattr(args, "paths", None)
+        or getattr(args, "files", None)
+        or [name for name in (getattr(args, "rig", None), getattr(args, "workload", None)) if name]
+    )
+    start = config or (paths[0] if paths else os.getcwd())
+    return set_root(repository_root(start if os.path.exists(start) else os.getcwd()))
+
+
 def _load_registry(args: argparse.Namespace, config: Any = None) -> Any:
     """Plugins: built-ins, entry points, the project config's ``plugins:`` and ``-p``."""
     from rigcheck.core.plugin_manager import PluginHost
@@ -795,8 +876,14 @@ def _load_registry(args: argparse.Namespace, config: Any = None) -> Any:
     modules = [item for item in requested if not item.startswith("no:")]
     config_modules = list(config["plugins"]) if config is not None else []
     config_root = str(config.base) if config is not None and config.path else None
+    from rigcheck.core.sandbox import isolation_requested
+
     return PluginHost(
-        extra_modules=modules, blocked=blocked, config_modules=config_modules, config_root=config_root
+        extra_modules=modules,
+        blocked=blocked,
+        config_modules=config_modules,
+        config_root=config_root,
+        isolate=isolation_requested(getattr(args, "isolate_plugins", None)),
     ).load()
 
 

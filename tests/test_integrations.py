@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+import pytest
 import yaml
 
 from rigcheck.cli import build_parser
@@ -35,3 +36,20 @@ def test_github_actions_example_uploads_the_sarif_it_writes() -> None:
     assert args.format[len(args.output) :] == ["github"]  # the one format on standard output
     assert upload["if"] == "always()"
     assert workflow["permissions"]["security-events"] == "write"
+
+
+def test_each_output_writes_the_format_just_before_it(builtin_registry, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`-f github -f sarif -o r.sarif` once wrote the github annotations into r.sarif (by position)."""
+    from rigcheck.cli import _outputs
+
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    argv = ["lint", "-f", "github", "-f", "sarif", "-o", "r.sarif", "-f", "json", "-o", "r.json"]
+    pairs = [
+        (name, output) for name, _, output in _outputs(build_parser().parse_args(argv), builtin_registry)
+    ]
+    assert pairs == [("github", None), ("sarif", "r.sarif"), ("json", "r.json")]
+    args = build_parser().parse_args(["lint", "-o", "r.txt"])  # no --format: the default one
+    assert [(name, output) for name, _, output in _outputs(args, builtin_registry)] == [("text", "r.txt")]
+    with pytest.raises(SystemExit) as exc:
+        build_parser().parse_args(["lint", "-f", "sarif", "-o", "a.sarif", "-o", "b.sarif"])
+    assert exc.value.code == 2

@@ -187,7 +187,7 @@ class TestRefusals:
             ("", "empty"),
             ("# only a comment\n", "empty"),
             ("- 1\n- 2\n", "found a list"),
-            ("just text\n", "found the scalar"),
+            ("just text\n", "found a single scalar"),
             ("a: 1\n---\nb: 2\n", "several YAML documents"),
         ],
     )

@@ -202,7 +202,7 @@ class TestInstalledExample:
 
     def test_named_in_a_project_config(self, run_cli, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
         monkeypatch.setenv("RIGCHECK_DISABLE_PLUGIN_AUTOLOAD", "1")
-        (tmp_path / ".rigcheck.yaml").write_text("plugins: [rigcheck_site_policy]\n", encoding="utf-8")
+        (tmp_path / ".rigcheck.yaml").write_text("plugins: [site_policy]\n", encoding="utf-8")
         (tmp_path / "rack.yaml").write_text((EXAMPLE / "rack.yaml").read_text(), encoding="utf-8")
         monkeypatch.chdir(tmp_path)
         result = run_cli("check", "rack.yaml", "--select", "RACK")
@@ -222,5 +222,5 @@ def test_config_plugins_are_not_imported_from_the_checked_folder(run_cli, tmp_pa
     monkeypatch.syspath_prepend(str(tmp_path))  # as `python -m rigcheck` puts the working directory first
     result = run_cli("check", "rig.yaml")
     assert result.exit_code == 2
-    assert "evil_plugin" in result.err and "not imported from the folder being checked" in result.err
+    assert "evil_plugin" in result.err and "not an installed rigcheck plugin" in result.err
     assert not marker.exists()

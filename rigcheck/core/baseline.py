@@ -14,10 +14,12 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+from rigcheck.core.boundary import BoundaryError, read_regular
 from rigcheck.core.errors import Problem, SpecError
 from rigcheck.core.findings import Finding, Severity, Suppression
 
 BASELINE_VERSION = 1
+MAX_BASELINE_BYTES = 64 * 2**20  # a baseline of a million findings is about 150 MB; far past any real one
 Key = tuple[str, str, str, str]
 
 
@@ -46,7 +48,7 @@ def write_baseline(findings: Sequence[Finding], path: str) -> int:
 
 def read_baseline(path: str) -> Counter[Key]:
     try:
-        document = json.loads(Path(path).read_text(encoding="utf-8"))
+        document = json.loads(read_regular(path, MAX_BASELINE_BYTES, inside=False).decode("utf-8"))
         if document.get("rigcheck_baseline") != BASELINE_VERSION:
             raise ValueError(f"not a rigcheck baseline (version {BASELINE_VERSION})")
         return Counter(
@@ -59,7 +61,13 @@ def read_baseline(path: str) -> Counter[Key]:
         raise SpecError(
             Problem(path, "baseline file not found (create it with --create-baseline)", 1, 1)
         ) from None
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+    except BoundaryError as exc:
+        raise SpecError(
+            Problem(path, f"cannot read the baseline: {exc.reason}", 1, 1, "", "SPEC014")
+        ) from None
+    except OSError as exc:
+        raise SpecError(Problem(path, f"cannot read the baseline: {exc.strerror or exc}", 1, 1)) from None
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
         raise SpecError(Problem(path, f"cannot read the baseline: {exc}", 1, 1)) from None
 
 

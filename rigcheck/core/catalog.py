@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from rigcheck.core.errors import Problem, SpecError
+from rigcheck.core.errors import Problem, SpecError, clip
 
 _BRANDS = ("nvidia", "geforce", "tesla", "quadro", "amd", "instinct", "intel", "apple")
 
@@ -127,6 +127,10 @@ class GpuSpec(BaseModel):
         return self.usable_gib_approx if self.usable_gib_approx is not None else self.memory_gib * 0.97
 
 
+#: Names longer than this get no suggestions (fuzzy matching a megabyte-long name takes seconds).
+MAX_HINTED_NAME = 200
+
+
 class CatalogLookupError(LookupError):
     """A GPU name that matches no entry, or several."""
 
@@ -190,8 +194,10 @@ class Catalog:
     def get(self, gpu_id: str) -> GpuSpec:
         return self._entries[gpu_id]
 
-    def lookup(self, name: str) -> GpuSpec:
-        """The entry for ``name`` (id, name or alias; case and punctuation ignored)."""
+    def lookup(self, name: str, *, hints: bool = True) -> GpuSpec:
+        """The entry for ``name`` (id, name or alias; case and punctuation ignored). ``hints=False``
+        (or a name too long to be one) skips the family search and the suggestions of a miss."""
+        hints = hints and len(name) <= MAX_HINTED_NAME
         key = normalize_name(name)
         for index, probe in ((self._exact, key), (self._derived, _without_brands(key))):
             ids = index.get(probe)
@@ -206,18 +212,32 @@ class Catalog:
                 if probe.startswith(_without_brands(key))
                 for gpu_id in ids
             }
-            if len(key) >= 3
+            if hints and len(key) >= 3
             else set()
         )
         if family:
             return self._ambiguous(name, family)
-        suggestions = self.suggest(name)
+        suggestions = self.suggest(name) if hints else []
         hint = f"; did you mean {', '.join(repr(s) for s in suggestions)}?" if suggestions else ""
         raise CatalogLookupError(
             name,
-            f"unknown GPU {name!r}{hint} (rigcheck gpus lists the catalog; a plugin can add entries)",
+            f"unknown GPU {clip(repr(name), 120)}{hint} (rigcheck gpus lists the catalog; a plugin can add entries)",
             tuple(suggestions),
         )
+
+    def _display_names(self) -> dict[str, str]:
+        """Normalised alias -> display name, built once per catalog size (entries are only added)."""
+        cached = self.__dict__.get("_display_cache")
+        if cached is not None and cached[0] == len(self._entries):
+            return cached[1]
+        display: dict[str, str] = {}
+        for spec in self._entries.values():
+            for alias in spec.names:
+                display.setdefault(
+                    _without_brands(normalize_name(alias)), spec.aliases[-1] if spec.aliases else spec.name
+                )
+        self.__dict__["_display_cache"] = (len(self._entries), display)
+        return display
 
     def _ambiguous(self, name: str, ids: Iterable[str]) -> GpuSpec:
         names = tuple(sorted(self._entries[gpu_id].name for gpu_id in ids))
@@ -228,12 +248,7 @@ class Catalog:
     def suggest(self, name: str, limit: int = 3) -> list[str]:
         """The display names nearest to ``name``."""
         key = _without_brands(normalize_name(name))
-        display: dict[str, str] = {}
-        for spec in self._entries.values():
-            for alias in spec.names:
-                display.setdefault(
-                    _without_brands(normalize_name(alias)), spec.aliases[-1] if spec.aliases else spec.name
-                )
+        display = self._display_names()
         near = difflib.get_close_matches(key, list(display), n=limit * 3, cutoff=0.5)
         out: list[str] = []
         for match in near:

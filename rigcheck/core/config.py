@@ -111,7 +111,10 @@ class ConfigFile(_ConfigModel):
     pairs: list[Pair] | None = Field(None, description="Workloads to check against rigs (rigcheck lint).")
     matrix: Matrix | None = None
     waivers: list[Waiver] | None = None
-    plugins: list[str] | None = Field(None, description="Plugin modules to load, as -p does.")
+    plugins: list[str] | None = Field(
+        None,
+        description="Installed plugins to require, by entry-point or distribution name (never a module).",
+    )
     exclude: list[str] | None = Field(None, description="Globs of paths rigcheck lint does not read.")
     baseline: str | None = Field(None, description="Baseline file (relative to the config file).")
 
@@ -314,6 +317,23 @@ def _toml_header_line(path: Path) -> int:
     return 1
 
 
+#: No threshold in specs/rules/*.yaml is negative or above 1e15 (the largest is a byte count of 2^30);
+#: an override outside [0, MAX_THRESHOLD] (or a fraction outside [0, 1]) is a typo or an attack.
+MAX_THRESHOLD = 1e15
+
+
+def _threshold_out_of_range(key: str, name: str, value: float) -> str | None:
+    """Why a numeric override cannot be a threshold: not finite, negative, or past its bound."""
+    import math
+
+    top = 1.0 if "fraction" in name else MAX_THRESHOLD
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"threshold {key!r} must be a finite number, not {value!r}"
+    if not 0 <= value <= top:
+        return f"threshold {key!r} must be between 0 and {top:g}; {value!r} is not"
+    return None
+
+
 def _check_thresholds(settings: Settings, locate: Any, display: str) -> None:
     """Every threshold names an existing number (or flag) in specs/rules/*.yaml, of the same type."""
     from rigcheck._resources import rules_data_file
@@ -343,6 +363,8 @@ def _check_thresholds(settings: Settings, locate: Any, display: str) -> None:
                     isinstance(current, (int, float)) and not isinstance(value, (int, float))
                 ):
                     problem = f"threshold {key!r} is {current!r} in the data; {value!r} is not the same kind of value"
+                elif isinstance(value, (int, float)) and not isinstance(value, bool):
+                    problem = _threshold_out_of_range(key, parts[2], value)
         if problem:
             line, column = locate(pointer)
             raise SpecError(Problem(display, problem, line, column, pointer, "CONFIG001"))

@@ -17,6 +17,7 @@ from rigcheck.core.documents import SpecDocument, problem_at
 from rigcheck.core.errors import SpecError
 from rigcheck.core.facts import FactSection, load_rule_facts
 from rigcheck.core.findings import Location
+from rigcheck.core.frozen import FrozenDict
 from rigcheck.core.models.rig import GpuGroup, NodeGroup, Rig
 from rigcheck.core.models.workload import Workload
 
@@ -179,7 +180,7 @@ class CheckContext:
             section_name, _, key = dotted.partition(".")
             section = changed[section_name]
             changed[section_name] = section.overridden(key, value, origin)
-        return changed
+        return FrozenDict(changed)
 
 
 def _resolve_model(workload_doc: SpecDocument) -> Any:
@@ -201,6 +202,10 @@ def _resolve_model(workload_doc: SpecDocument) -> Any:
     return arch
 
 
+#: Unknown GPU names in one rig that get suggestions; the rest are only named (each costs a fuzzy search).
+MAX_HINTED_PER_FILE = 20
+
+
 def _resolve_nodes(rig_doc: SpecDocument, catalog: Catalog) -> list[NodeView]:
     views: list[NodeView] = []
     problems = []
@@ -209,7 +214,7 @@ def _resolve_nodes(rig_doc: SpecDocument, catalog: Catalog) -> list[NodeView]:
         for gpu_index, gpu in enumerate(group.gpus or ()):
             pointer = rig_doc.pointer("nodes", index, "gpus", gpu_index)
             try:
-                facts = catalog.lookup(gpu.model)
+                facts = catalog.lookup(gpu.model, hints=len(problems) < MAX_HINTED_PER_FILE)
             except CatalogLookupError as exc:
                 problems.append(problem_at(rig_doc, pointer + "/model", str(exc), code="SPEC013"))
                 continue

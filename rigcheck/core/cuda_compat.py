@@ -235,6 +235,7 @@ def _minor_index(version: Version) -> int:
 @cache
 def cuda_tables() -> CudaTables:
     from rigcheck._resources import hardware_file
+    from rigcheck.core.frozen import freeze
     from rigcheck.core.loader import load_yaml_file
 
-    return CudaTables(load_yaml_file(str(hardware_file("cuda.yaml"))).data)
+    return CudaTables(freeze(load_yaml_file(str(hardware_file("cuda.yaml"))).data))

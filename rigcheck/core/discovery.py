@@ -1,9 +1,12 @@
-"""Finding spec files for ``rigcheck lint``: walk the given paths, keep the YAML files that declare
-``apiVersion: rigcheck/...`` and ``kind: Rig`` or ``kind: Workload``.
+"""Finding spec files for ``rigcheck lint``: walk the given paths, keep the YAML files whose first
+64 KiB declare ``apiVersion`` ``rigcheck/...`` in any YAML style (block, flow, quoted keys, tags);
+whether a candidate is a Rig or a Workload is the loader's to say, from the parsed document.
 
 Other YAML (CI workflows, Kubernetes manifests) is skipped without reading it as a spec. Hidden
 folders, virtual environments and build output are not entered; ``exclude`` globs (from the
-project config) are matched against paths relative to the config's folder.
+project config) are matched against paths relative to the config's folder. A YAML file that cannot
+be read, is not a regular file, or (a symlink) leads outside the checked root is returned with its
+problem, so that lint reports it instead of skipping it.
 """
 
 from __future__ import annotations
@@ -20,16 +23,18 @@ from rigcheck.core.errors import UsageError
 SKIP_DIRS = frozenset(
     {"node_modules", "__pycache__", "venv", "env", "build", "dist", "site-packages", "htmlcov"}
 )
-_API = re.compile(r"^apiVersion:\s*['\"]?rigcheck/", re.MULTILINE)
-_KIND = re.compile(r"^kind:\s*['\"]?(Rig|Workload)['\"]?\s*(?:#.*)?$", re.MULTILINE)
+_API = re.compile(r"""apiVersion['"]?\s*:\s*(?:!!str\s+)?['"]?rigcheck/""")
 _SUFFIXES = (".yaml", ".yml")
-MAX_BYTES = 5 * 2**20  # larger files are not specs: the loader refuses them anyway
+HEAD_BYTES = 64 * 1024  # where a spec's apiVersion is, whatever the file's size
 
 
 @dataclass(frozen=True)
 class SpecFile:
     path: str  # as displayed: relative to the working directory when under it
-    kind: str | None  # "Rig", "Workload", or None when a named file does not say
+    kind: str | None  # "Rig", "Workload", or None: the loader decides from the document
+    problem: str | None = None  # why the file cannot be read (it is reported, not skipped)
+    code: str = "SPEC012"
+    named: bool = False  # named on the command line: a spec whatever it declares
 
 
 def discover(
@@ -43,7 +48,7 @@ def discover(
         if not path.exists():
             raise UsageError(f"rigcheck lint: {argument}: no such file or folder")
         if path.is_file():
-            found.setdefault(_key(path), SpecFile(_display(path), _kind_of(path)))
+            found.setdefault(_key(path), SpecFile(_display(path), None, named=True))
             continue
         for folder, dirs, files in os.walk(path):
             dirs[:] = sorted(
@@ -57,23 +62,30 @@ def discover(
                 candidate = Path(folder, name)
                 if not name.endswith(_SUFFIXES) or _excluded(candidate, exclude, base):
                     continue
-                kind = _kind_of(candidate)
-                if kind is not None:
-                    found.setdefault(_key(candidate), SpecFile(_display(candidate), kind))
+                spec = _candidate(candidate)
+                if spec is not None:
+                    found.setdefault(_key(candidate), spec)
     return sorted(found.values(), key=lambda spec: spec.path)
 
 
-def _kind_of(path: Path) -> str | None:
+def _candidate(path: Path) -> SpecFile | None:
+    """The file as a spec candidate, a file whose problem lint must report, or None for other YAML."""
+    from rigcheck.core.boundary import BoundaryError, outside_reason, read_head
+
+    display = _display(path)
+    outside = outside_reason(path)
+    if outside is not None:
+        return SpecFile(display, None, outside, "SPEC014")
     try:
-        if path.stat().st_size > MAX_BYTES:
-            return None
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        head = read_head(path, HEAD_BYTES)
+    except BoundaryError as exc:
+        return SpecFile(display, None, exc.reason, "SPEC014")
+    except OSError as exc:
+        reason = f"cannot read the file ({exc.strerror or exc}), so rigcheck cannot tell whether it is a spec"
+        return SpecFile(display, None, reason)
+    if not _API.search(head.decode("utf-8", errors="replace")):
         return None
-    if not _API.search(text):
-        return None
-    match = _KIND.search(text)
-    return match.group(1) if match else None
+    return SpecFile(display, None)
 
 
 def _excluded(path: Path, patterns: Sequence[str], base: Path) -> bool:

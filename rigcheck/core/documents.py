@@ -67,6 +67,17 @@ def parse_spec(text: str, path: str = "<string>", *, kind: str | None = None) ->
     return _validate(load_yaml_text(text, path), kind)
 
 
+def spec_from_yaml(document: YamlDocument, *, kind: str | None = None) -> SpecDocument:
+    """Validate a loaded YAML document as a spec (``kind``: the one expected, if any)."""
+    return _validate(document, kind)
+
+
+def declares_rigcheck(document: YamlDocument) -> bool:
+    """Whether the document's top level says ``apiVersion: rigcheck/...``, however it is written."""
+    data = document.data
+    return isinstance(data, dict) and str(data.get("apiVersion", "")).startswith("rigcheck/")
+
+
 def _validate(document: YamlDocument, expected: str | None) -> SpecDocument:
     from rigcheck.core.models import SPEC_KINDS
 

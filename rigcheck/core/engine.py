@@ -1,13 +1,16 @@
 """Running checkers with fault isolation, and turning their findings into one report.
 
-Each checker runs under a time limit. One that raises, hangs, or yields something that is not a
-finding of its own rules is reported as an ``ENGINE`` fail finding (with its plugin's name and
-version) and the other checkers still run (DESIGN.md section 5).
+Each checker runs under a time limit. One that raises, hangs, tries to end the process, or yields
+something that is not a finding of its own rules is reported as an ``ENGINE`` fail finding (with
+its plugin's name and version) and the other checkers still run (DESIGN.md section 5). Third-party
+checkers run on a watchdog thread, or in child processes with ``--isolate-plugins``
+(:mod:`rigcheck.core.sandbox`); what they print is captured.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import signal
 import threading
 import time
@@ -37,6 +40,14 @@ from rigcheck.core.report import (
     ToolInfo,
 )
 from rigcheck.core.rules import _CURRENT_CHECKER, Rule, matches
+from rigcheck.core.sandbox import (
+    PluginExit,
+    WatchdogTimeout,
+    call_in_child,
+    call_watched,
+    can_isolate,
+    guarded_stdout,
+)
 
 T = TypeVar("T")
 
@@ -56,6 +67,8 @@ class RunOptions:
     skip_rig_only: bool = False
     #: Thresholds from a project config: ``{"power.sustained.warn_above_fraction": (0.85, origin)}``.
     fact_overrides: Mapping[str, tuple[Any, str]] = field(default_factory=dict)
+    #: Run third-party checkers in child processes (``--isolate-plugins``; rigcheck.core.sandbox).
+    isolate_plugins: bool = False
 
     def selected(self, code: str) -> bool:
         if code.startswith("ENGINE"):
@@ -155,9 +168,14 @@ def run_checks(
     ctx = CheckContext(rig_doc, workload_doc, catalog, options.fact_overrides, evidence=evidence)
     findings: list[Finding] = [_fault_finding(fault, ctx) for fault in registry.faults]
     runs: list[CheckerRun] = []
-    with _alarm_handler():
+    third_party = any(not entry.plugin.builtin for entry in registry.checkers)
+    with _alarm_handler(), guarded_stdout() if third_party else contextlib.nullcontext() as guard:
         for entry in registry.checkers:
             run, produced = _run_one(entry, ctx, options)
+            printed = guard.take() if guard is not None and not entry.plugin.builtin else ""
+            if printed:
+                note = f"printed {len(printed):,} characters to standard output (captured, not shown)"
+                run = run.model_copy(update={"reason": f"{run.reason}; {note}" if run.reason else note})
             runs.append(run)
             findings.extend(produced)
     check_ms = (time.perf_counter() - started) * 1000
@@ -215,9 +233,15 @@ def _run_one(entry: CheckerEntry, ctx: CheckContext, options: RunOptions) -> tup
             _CURRENT_CHECKER.reset(token)
 
     started = time.perf_counter()
+    untrusted = not plugin.builtin
     try:
-        items = call_with_timeout(collect, timeout)
-    except CheckerTimeout:
+        if untrusted and options.isolate_plugins and can_isolate():
+            items = _from_child(call_in_child(lambda: _to_child(collect(), codes), timeout))
+        elif untrusted:
+            items = call_watched(collect, timeout)
+        else:
+            items = call_with_timeout(collect, timeout)
+    except (CheckerTimeout, WatchdogTimeout):
         produced = [
             fault(
                 CHECKER_TIMED_OUT,
@@ -227,6 +251,19 @@ def _run_one(entry: CheckerEntry, ctx: CheckContext, options: RunOptions) -> tup
             )
         ]
         return status("timed-out", f"timed out after {timeout:g} s", produced, _ms(started)), produced
+    except (SystemExit, KeyboardInterrupt, GeneratorExit, PluginExit) as exc:  # obeyed by no one
+        what = exc if isinstance(exc, PluginExit) else f"raised {type(exc).__name__}({exc})"
+        reason = f"tried to end the run: {what}"
+        produced = [
+            fault(
+                CHECKER_CRASHED,
+                f"{reason}; rigcheck carried on and its rules were not checked",
+                f"report it to the authors of {plugin.name}, or turn it off with -p no:{plugin.name}",
+                exception=type(exc).__name__,
+                detail=str(exc)[:500],
+            )
+        ]
+        return status("crashed", reason, produced, _ms(started)), produced
     except Exception as exc:  # a checker's bug must not take the run down
         _debug_traceback(exc)
         reason = f"{type(exc).__name__}: {exc}"
@@ -245,11 +282,16 @@ def _run_one(entry: CheckerEntry, ctx: CheckContext, options: RunOptions) -> tup
     produced = []
     invalid: list[str] = []
     for item in items:
-        if not isinstance(item, Finding):
-            invalid.append(f"yielded {type(item).__name__} {str(item)[:80]!r}, not a rigcheck.Finding")
+        if isinstance(item, str):  # an isolated checker's problem, described in its child
+            invalid.append(item)
+        elif not isinstance(item, Finding):
+            invalid.append(f"yielded {type(item).__name__} {_short(item)!r}, not a rigcheck.Finding")
         elif item.code not in codes:
             invalid.append(f"yielded a finding of rule {item.code}, which it does not declare")
         elif item.code in selected:
+            if untrusted and not _serialisable(item):
+                invalid.append(f"yielded a {item.code} finding whose evidence is not JSON data")
+                item = item.with_changes(evidence={"unserialisable_evidence": _short(item.evidence)})
             produced.append(_stamp(item, checker.name, plugin.name))
     if not invalid:
         return status("ran", None, produced, _ms(started)), produced
@@ -263,6 +305,42 @@ def _run_one(entry: CheckerEntry, ctx: CheckContext, options: RunOptions) -> tup
         )
     )
     return status("invalid-result", invalid[0], produced, _ms(started)), produced
+
+
+def _short(value: Any) -> str:
+    try:
+        return repr(value)[:80]
+    except Exception:  # a hostile __repr__
+        return f"<{type(value).__name__}>"
+
+
+def _serialisable(finding: Finding) -> bool:
+    try:
+        json.dumps(finding.evidence, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return False
+    return True
+
+
+def _to_child(items: list[Any], codes: set[str]) -> list[Any]:
+    """In the child: findings as JSON data, anything else as the description of the problem."""
+    out: list[Any] = []
+    for item in items:
+        if isinstance(item, Finding) and item.code in codes and _serialisable(item):
+            out.append(item.model_dump(mode="json"))
+        elif isinstance(item, Finding) and item.code in codes:
+            out.append(f"yielded a {item.code} finding whose evidence is not JSON data")
+        elif isinstance(item, Finding):
+            out.append(f"yielded a finding of rule {item.code}, which it does not declare")
+        else:
+            out.append(f"yielded {type(item).__name__} {_short(item)!r}, not a rigcheck.Finding")
+    return out
+
+
+def _from_child(data: Any) -> list[Any]:
+    if not isinstance(data, list):
+        return [f"its process returned {type(data).__name__}, not a list of findings"]
+    return [item if isinstance(item, str) else Finding.model_validate(item) for item in data]
 
 
 def _ms(started: float) -> float:

@@ -4,6 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: The longest message and JSON pointer a problem keeps; the rest is cut (a 20 MB value is not echoed).
+MAX_MESSAGE = 1000
+MAX_POINTER = 300
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 40]}... ({len(text) - limit + 40:,} characters cut)"
+
 
 @dataclass(frozen=True, slots=True)
 class Problem:
@@ -18,6 +29,10 @@ class Problem:
     column: int = 1
     pointer: str = ""
     code: str = "SPEC010"
+
+    def __post_init__(self) -> None:  # what a hostile file makes rigcheck echo is bounded
+        object.__setattr__(self, "message", clip(self.message, MAX_MESSAGE))
+        object.__setattr__(self, "pointer", clip(self.pointer, MAX_POINTER))
 
     def format(self) -> str:
         """One line, as compilers print errors (a message with line breaks is joined)."""

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict
 from typing import Any
 
+from rigcheck.core.errors import RigcheckError
 from rigcheck.core.estimate import (
     GIB,
     WorkloadEstimate,
@@ -93,7 +95,27 @@ def build(workload_doc: Any, rig_ctx: Any | None, *, trace: Any = None) -> dict[
             result["speed"] = {"training": estimate.training.as_dict()}
         elif estimate.decode is not None:
             result["speed"] = {"decode": estimate.decode.as_dict()}
-    return result
+    return ensure_finite(result)
+
+
+def ensure_finite(value: Any, pointer: str = "") -> Any:
+    """``value`` unchanged when every number in it is finite; else a one-line error naming where.
+
+    Bounded spec fields keep the estimate finite (issue 15); this guard keeps ``inf`` and ``NaN``, which
+    JSON does not have (RFC 8259 section 6), out of the output should an estimator still overflow.
+    """
+    if isinstance(value, float) and not math.isfinite(value):
+        raise RigcheckError(
+            f"rigcheck: the estimate came out as {value} at {pointer or '/'}: an input is out of range "
+            f"(please report it with the spec)"
+        )
+    if isinstance(value, dict):
+        for key, item in value.items():
+            ensure_finite(item, f"{pointer}/{key}")
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            ensure_finite(item, f"{pointer}/{index}")
+    return value
 
 
 def _model(estimate: WorkloadEstimate) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from functools import cache
 from typing import Any
 
 from rigcheck.core.errors import Problem, SpecError
+from rigcheck.core.frozen import FrozenDict, freeze
 
 
 class FactSection(Mapping[str, Any]):
@@ -46,7 +47,7 @@ class FactSection(Mapping[str, Any]):
         values = dict(self._values)
         values[key] = value
         values["source"] = f"{self.source} ; {key} = {value!r} set in {origin} (data: {self._values[key]!r})"
-        return FactSection(self.name, values, self.path)
+        return FactSection(self.name, freeze(values), self.path)
 
     def cite(self) -> dict[str, str]:
         """``{"source": ..., "as_of": ...}`` for a finding's evidence."""
@@ -76,5 +77,5 @@ def load_rule_facts(name: str) -> dict[str, FactSection]:
                     f"/{key}",
                 )
             )
-        sections[key] = FactSection(key, values, path)
-    return sections
+        sections[key] = FactSection(key, freeze(values), path)
+    return FrozenDict(sections)

@@ -25,9 +25,10 @@ class InstanceSize:
 @cache
 def _families() -> tuple[Mapping[str, Any], ...]:
     from rigcheck._resources import hardware_file
+    from rigcheck.core.frozen import freeze
     from rigcheck.core.loader import load_yaml_file
 
-    return tuple(load_yaml_file(str(hardware_file("instances.yaml"))).data["families"])
+    return tuple(freeze(load_yaml_file(str(hardware_file("instances.yaml"))).data["families"]))
 
 
 def _type_name(instance: str) -> str:

@@ -19,14 +19,16 @@ from pathlib import Path
 from typing import Any
 
 from rigcheck.core.baseline import apply_baseline
+from rigcheck.core.boundary import outside_reason
 from rigcheck.core.catalog import Catalog
 from rigcheck.core.config import Settings, fact_overrides
 from rigcheck.core.discovery import discover
-from rigcheck.core.documents import SpecDocument, load_spec
+from rigcheck.core.documents import SpecDocument, declares_rigcheck, load_spec, spec_from_yaml
 from rigcheck.core.engine import RunOptions, exit_code_for, recount, run_checks, summarize, verdict_of
 from rigcheck.core.errors import Problem, SpecError
 from rigcheck.core.findings import Finding, Location, Severity
 from rigcheck.core.lint_rules import UNKNOWN_RIG, WORKLOAD_WITHOUT_RIG
+from rigcheck.core.loader import load_yaml_file
 from rigcheck.core.registry import Registry
 from rigcheck.core.report import CheckerRun, InputFile, PluginRecord, Report, RunRecord, Timings, ToolInfo
 from rigcheck.core.rules import matches
@@ -43,6 +45,7 @@ class Pipeline:
     timeout_s: float
     no_ignores: bool = False
     baseline: str | None = None
+    isolate_plugins: bool = False
 
     @property
     def options(self) -> RunOptions:
@@ -53,6 +56,7 @@ class Pipeline:
             fail_on=Severity(self.settings["fail-on"]),
             timeout_s=self.timeout_s,
             fact_overrides=fact_overrides(self.settings),
+            isolate_plugins=self.isolate_plugins,
         )
 
     def check(
@@ -133,8 +137,15 @@ def lint(paths: Sequence[str], pipeline: Pipeline) -> Report:
     documents: dict[str, SpecDocument] = {}
     findings: list[Finding] = []
     for spec in discover(paths, exclude=settings["exclude"], base=settings.base):
+        if spec.problem is not None:  # unreadable, not a regular file, or outside the root: said, not skipped
+            problem = Problem(spec.path, spec.problem, 1, 1, "", spec.code)
+            findings.extend(_problem_findings([problem], pipeline.registry))
+            continue
         try:
-            documents[_key(spec.path)] = load_spec(spec.path, kind=spec.kind)
+            yaml_document = load_yaml_file(spec.path)
+            if not spec.named and not declares_rigcheck(yaml_document):
+                continue  # other YAML that mentions rigcheck's apiVersion in a string
+            documents[_key(spec.path)] = spec_from_yaml(yaml_document, kind=spec.kind)
         except SpecError as exc:
             findings.extend(_problem_findings(exc.problems, pipeline.registry))
     load_ms = (time.perf_counter() - started) * 1000
@@ -196,27 +207,28 @@ class _Loader:
         self.documents = documents
         self.pipeline = pipeline
         self.findings = findings
+        self.refused: set[tuple[str | None, str | None]] = set()
 
     def pairs(self) -> list[tuple[SpecDocument, SpecDocument]]:
         out: list[tuple[SpecDocument, SpecDocument]] = []
         for workload in [doc for doc in list(self.documents.values()) if doc.kind == "Workload"]:
             for index, entry in enumerate(workload.model.runs_on or ()):
-                rig = self.resolve(entry, "Rig", Path(workload.path).resolve().parent)
+                where = workload.locate(f"/runs_on/{index}")
+                rig = self.resolve(entry, "Rig", Path(workload.path).resolve().parent, where)
                 if rig is None:
-                    self._unknown(
-                        entry, "Rig", workload.locate(f"/runs_on/{index}"), f"workload {workload.name}"
-                    )
+                    if not self._refused(where):
+                        self._unknown(entry, "Rig", where, f"workload {workload.name}")
                 else:
                     out.append((rig, workload))
         settings = self.pipeline.settings
         base = settings.base
         for index, pair in enumerate(settings["pairs"]):
-            rig = self.resolve(pair["rig"], "Rig", base)
-            workload = self.resolve(pair["workload"], "Workload", base)
             line, column = settings.location(f"/pairs/{index}")
             where = Location(file=settings.path, line=line, column=column, pointer=f"/pairs/{index}")
+            rig = self.resolve(pair["rig"], "Rig", base, where)
+            workload = self.resolve(pair["workload"], "Workload", base, where)
             for wanted, found, kind in ((pair["rig"], rig, "Rig"), (pair["workload"], workload, "Workload")):
-                if found is None:
+                if found is None and not self._refused(where):
                     self._unknown(wanted, kind, where, f"config {settings.path}")
             if rig is not None and workload is not None:
                 out.append((rig, workload))
@@ -225,29 +237,40 @@ class _Loader:
             sides: dict[str, list[SpecDocument]] = {"Rig": [], "Workload": []}
             for kind, key in (("Rig", "rigs"), ("Workload", "workloads")):
                 for index, entry in enumerate(matrix[key]):
-                    found = self.resolve_many(entry, kind, base)
-                    if not found:
-                        line, column = settings.location(f"/matrix/{key}/{index}")
-                        where = Location(
-                            file=settings.path, line=line, column=column, pointer=f"/matrix/{key}/{index}"
-                        )
+                    line, column = settings.location(f"/matrix/{key}/{index}")
+                    where = Location(
+                        file=settings.path, line=line, column=column, pointer=f"/matrix/{key}/{index}"
+                    )
+                    found = self.resolve_many(entry, kind, base, where)
+                    if not found and not self._refused(where):
                         self._unknown(entry, kind, where, f"config {settings.path}")
                     sides[kind].extend(found)
             out.extend((rig, workload) for rig in sides["Rig"] for workload in sides["Workload"])
         return out
 
-    def resolve(self, entry: str, kind: str, folder: Path) -> SpecDocument | None:
-        found = self.resolve_many(entry, kind, folder)
+    def resolve(self, entry: str, kind: str, folder: Path, where: Location) -> SpecDocument | None:
+        found = self.resolve_many(entry, kind, folder, where)
         return found[0] if found else None
 
-    def resolve_many(self, entry: str, kind: str, folder: Path) -> list[SpecDocument]:
+    def resolve_many(self, entry: str, kind: str, folder: Path, where: Location) -> list[SpecDocument]:
         if entry.endswith((".yaml", ".yml")) or "/" in entry or os.sep in entry:
-            paths = (
-                sorted(glob.glob(str(folder / entry)))
-                if any(c in entry for c in "*?[")
-                else [str(folder / entry)]
-            )
-            return [doc for path in paths if (doc := self._load(path, kind)) is not None]
+            if any(c in entry for c in "*?["):
+                if os.path.isabs(entry) or ".." in Path(entry).parts:  # the pattern itself leaves the root
+                    reason = outside_reason(Path(entry) if os.path.isabs(entry) else folder / entry)
+                    if reason is not None:
+                        self._outside(entry, reason, where)
+                        return []
+                paths = sorted(glob.glob(str(folder / entry)))
+            else:
+                paths = [str(folder / entry)]
+            out = []
+            for path in paths:
+                reason = outside_reason(path)
+                if reason is not None:
+                    self._outside(entry, reason, where)
+                elif (doc := self._load(path, kind)) is not None:
+                    out.append(doc)
+            return out
         by_name = [
             doc
             for doc in self.documents.values()
@@ -273,6 +296,21 @@ class _Loader:
                 return None
         doc = self.documents[key]
         return doc if doc.kind == kind else None
+
+    def _outside(self, entry: str, reason: str, where: Location) -> None:
+        problem = Problem(
+            where.file or "",
+            f"{entry!r}: {reason}; not read",
+            where.line,
+            where.column,
+            where.pointer or "",
+            "SPEC014",
+        )
+        self.findings.extend(_problem_findings([problem], self.pipeline.registry))
+        self.refused.add((where.file, where.pointer))
+
+    def _refused(self, where: Location) -> bool:
+        return (where.file, where.pointer) in self.refused
 
     def _unknown(self, entry: str, kind: str, where: Location, subject: str) -> None:
         from rigcheck.core.fields import did_you_mean

@@ -114,6 +114,11 @@ class _Yaml12Resolver(BaseResolver):
         return SEQ if kind is SequenceNode else MAP
 
 
+#: The longest integer the loader converts; longer ones are refused before ``int()`` (which is
+#: quadratic in the digits and refuses more than 4,300 of them).
+MAX_INTEGER_DIGITS = 400
+
+
 def resolve_plain_scalar(value: str) -> str:
     """The tag of an unquoted scalar under YAML 1.2's core schema (plus rigcheck's trap tags)."""
     if value in _NULLS:
@@ -161,21 +166,20 @@ def max_file_bytes() -> int:
 
 
 def read_spec_text(path: str) -> tuple[str, str]:
-    """Read a spec file as text; return ``(text, sha256 of the bytes)``. Refuses binary and huge files."""
-    try:
-        size = os.path.getsize(path)
-    except OSError as exc:
-        raise SpecError(
-            Problem(path, f"cannot read the file: {exc.strerror or exc}", code="SPEC012")
-        ) from None
+    """Read a spec file as text; return ``(text, sha256 of the bytes)``. Refuses what is not a regular
+    file (a FIFO, ``/dev/zero``), files over the cap (counted while reading, not from ``stat``), binary data."""
+    from rigcheck.core.boundary import BoundaryError, read_regular
+
     limit = max_file_bytes()
-    if size > limit:
-        raise SpecError(
-            Problem(path, f"file is {size:,} bytes; specs are limited to {limit:,} bytes", code="SPEC012")
-        )
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(limit + 1)
+        raw = read_regular(path, limit, inside=False)
+    except BoundaryError as exc:
+        reason = (
+            exc.reason
+            if "regular file" in exc.reason
+            else f"the file is over {limit:,} bytes; specs are limited to {limit:,} bytes"
+        )
+        raise SpecError(Problem(path, reason, code="SPEC012")) from None
     except OSError as exc:
         raise SpecError(
             Problem(path, f"cannot read the file: {exc.strerror or exc}", code="SPEC012")
@@ -218,7 +222,7 @@ def load_yaml_text(text: str, path: str = "<string>", *, sha256: str | None = No
             Problem(path, "the file is empty: a spec needs apiVersion, kind and name", code="SPEC012")
         )
     if not isinstance(root, MappingNode):
-        what = "a list" if isinstance(root, SequenceNode) else f"the scalar {str(root.value)[:40]!r}"
+        what = "a list" if isinstance(root, SequenceNode) else "a single scalar"  # its text is not echoed
         raise SpecError(
             Problem(
                 path,
@@ -465,6 +469,8 @@ class _Builder:
             return value
         if tag == INT:
             text = value.replace("_", "")
+            if len(text) > MAX_INTEGER_DIGITS:
+                self._refuse_long_number(node, pointer, len(text))
             if text.startswith(("0x", "0o")):
                 return int(text, 0)
             return int(text)
@@ -486,6 +492,21 @@ class _Builder:
             return self._octal_like(node, pointer)
         self._refuse_tag(node)  # merge keys in value position and anything unexpected
         return None  # pragma: no cover - _refuse_tag raises
+
+    def _refuse_long_number(self, node: ScalarNode, pointer: str, digits: int) -> None:
+        """Python refuses ``int()`` of more than 4,300 digits and no rig quantity needs more than a few
+        dozen; a number this long is a hostile or broken file, said in one line."""
+        line, column = _line_col(node)
+        raise SpecError(
+            Problem(
+                self.path,
+                f"a {digits}-digit integer is not a quantity any rig has (at most {MAX_INTEGER_DIGITS} "
+                "digits are read); write the real value",
+                line,
+                column,
+                pointer=pointer,
+            )
+        )
 
     def _yaml11_boolean(self, node: ScalarNode, pointer: str, *, as_key: bool) -> None:
         value = node.value

@@ -5,7 +5,12 @@ become one node group with ``count:`` and ``hostnames:``; nodes that differ form
 so the merged rig stays true to every node. Drift is then reported per fact that should be equal
 across a cluster: the GPUs (count and model), the driver, the CUDA the driver supports, the torch
 build, ECC modes and GPU firmware (VBIOS). The majority value is taken as the norm, and each node
-that differs gets a finding at its own probe file.
+that differs gets a finding at its own probe file. Nodes are compared probe file by probe file, and a
+hostname that more than one probe file reports is a finding of its own (DRIFT006).
+
+Probe files are untrusted input: hostnames and other strings from them are shown escaped in messages
+(no terminal escapes or line breaks), and :func:`rigcheck.core.yaml_writer.dump_yaml` writes the
+merged rig so that it reads back exactly as merged.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from rigcheck.core.merge_rules import (
     ECC_DRIFT,
     FIRMWARE_DRIFT,
     GPU_DRIFT,
+    HOSTNAME_REPEATED,
     SOFTWARE_DRIFT,
 )
 from rigcheck.core.rules import Rule
@@ -42,6 +48,11 @@ class Probe:
             or self.doc.model.nodes[0].name
             or self.doc.name
         )
+
+    @property
+    def host_key(self) -> str:
+        """The hostname as DNS compares it: case, surrounding spaces and a trailing dot ignored."""
+        return self.host.strip().rstrip(".").casefold()
 
     @property
     def node(self) -> dict[str, Any]:
@@ -94,14 +105,13 @@ def drift_findings(probes: Sequence[Probe]) -> list[Finding]:
     ]
     findings: list[Finding] = []
     for rule, what, pointer, read in checks:
-        values = {probe.host: read(probe) for probe in probes}
-        known = {host: value for host, value in values.items() if value not in (None, "", ())}
+        known = [(probe, value) for probe in probes if (value := read(probe)) not in (None, "", ())]
         if not known:
             continue
-        counts = Counter(_key(value) for value in known.values())
+        counts = Counter(_key(value) for _, value in known)
         norm_key, norm_count = counts.most_common(1)[0]
-        norm = next(value for value in known.values() if _key(value) == norm_key)
-        odd = [probe for probe in probes if probe.host in known and _key(known[probe.host]) != norm_key]
+        norm = next(value for _, value in known if _key(value) == norm_key)
+        odd = [(probe, value) for probe, value in known if _key(value) != norm_key]
         if not odd:
             location = probes[0].doc.locate(pointer)
             findings.append(
@@ -114,19 +124,19 @@ def drift_findings(probes: Sequence[Probe]) -> list[Finding]:
                 )
             )
             continue
-        for probe in odd:
+        for probe, value in odd:
+            host = _printable(probe.host)
             detail = {
                 "node": probe.host,
-                "value": _show(known[probe.host]),
+                "value": _show(value),
                 "majority": _show(norm),
                 "majority_nodes": norm_count,
                 "nodes": len(known),
             }
             message = (
-                f"{probe.host}: {what} {_show(known[probe.host])}, while {norm_count} of {len(known)} nodes "
-                f"have {_show(norm)}"
+                f"{host}: {what} {_show(value)}, while {norm_count} of {len(known)} nodes have {_show(norm)}"
             )
-            fix = f"bring {probe.host} in line ({_show(norm)}), or keep it out of jobs that span the other nodes"
+            fix = f"bring {host} in line ({_show(norm)}), or keep it out of jobs that span the other nodes"
             findings.append(
                 _stamp(
                     rule.finding(
@@ -139,6 +149,46 @@ def drift_findings(probes: Sequence[Probe]) -> list[Finding]:
                     )
                 )
             )
+    return findings + hostname_findings(probes)
+
+
+def hostname_findings(probes: Sequence[Probe]) -> list[Finding]:
+    """DRIFT006: a finding at each probe file that repeats a hostname an earlier probe file reported."""
+    subject = f"merge of {len(probes)} probes"
+    by_host: dict[str, list[Probe]] = {}
+    for probe in probes:
+        by_host.setdefault(probe.host_key, []).append(probe)
+    findings: list[Finding] = []
+    for same in by_host.values():
+        files = [probe.doc.path for probe in same]
+        differ = len({_shape(probe.node) for probe in same}) > 1
+        for probe in same[1:]:
+            host = _printable(probe.host)
+            listed = ", ".join(_printable(path) for path in files)
+            findings.append(
+                _stamp(
+                    HOSTNAME_REPEATED.finding(
+                        HOSTNAME_REPEATED.severity,
+                        f"{host}: {len(same)} probe files report this hostname ({listed}), "
+                        + ("with different node specs" if differ else "with the same node specs"),
+                        location=probe.doc.locate("/probe/hostname"),
+                        evidence={"hostname": probe.host, "files": files, "specs_differ": differ},
+                        fix=f"merge {host}'s probe file once; if these are different machines, give each its "
+                        "own hostname and probe them again",
+                        subject=subject,
+                    )
+                )
+            )
+    if not findings and probes:
+        findings.append(
+            _stamp(
+                HOSTNAME_REPEATED.passed(
+                    f"hostnames unique across {len(probes)} probe files",
+                    location=probes[0].doc.locate("/probe/hostname"),
+                    subject=subject,
+                )
+            )
+        )
     return findings
 
 
@@ -173,10 +223,17 @@ def _key(value: Any) -> str:
 
 def _show(value: Any) -> str:
     if isinstance(value, tuple) and value and isinstance(value[0], tuple):
-        return ", ".join(f"{count} x {model}" for model, count in value)
+        return ", ".join(f"{count} x {_printable(model)}" for model, count in value)
     if isinstance(value, tuple):
-        return "/".join("on" if v is True else "off" if v is False else str(v) for v in value)
-    return str(value)
+        return "/".join("on" if v is True else "off" if v is False else _printable(str(v)) for v in value)
+    return _printable(str(value))
+
+
+def _printable(text: str) -> str:
+    """``text`` with what a terminal or CI log would act on (escapes, line breaks, bidi controls) escaped."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
 
 
 def _stamp(finding: Finding) -> Finding:

@@ -1,4 +1,5 @@
-"""Rules of ``rigcheck merge``: facts that should be equal on every node of a cluster."""
+"""Rules of ``rigcheck merge``: facts that should be equal on every node of a cluster, and hostnames that must
+be unique."""
 
 from __future__ import annotations
 
@@ -86,4 +87,26 @@ FIRMWARE_DRIFT = Rule(
     ),
 )
 
-MERGE_RULES = (GPU_DRIFT, DRIVER_DRIFT, SOFTWARE_DRIFT, ECC_DRIFT, FIRMWARE_DRIFT)
+HOSTNAME_REPEATED = Rule(
+    code="DRIFT006",
+    name="hostname-in-several-probes",
+    summary="One hostname is reported by more than one probe file",
+    severity=Severity.FAIL,
+    docs=RuleDocs(
+        what="Compares the hostnames of the probe files (as DNS compares them: case, surrounding spaces and a "
+        "trailing dot ignored); fails at each probe file that repeats a hostname an earlier one reported, and "
+        "says whether their node specs (GPUs, CPU, memory, storage, network, software) differ.",
+        why="Two machines that report one hostname (a cloned image, a reused name) are one node to the scheduler, "
+        "to `hostnames:` and to every drift message, so a node with different GPUs hides behind a healthy one "
+        "(before this rule, it passed DRIFT001); a probe file given twice (overlapping globs) counts its node "
+        "twice in the merged rig. A hostname in a probe file is whatever that machine, or whoever edited the "
+        "file, says.",
+        example="```\nnode00: 2 probe files report this hostname (a.yaml, b.yaml), with different node specs   "
+        "-> DRIFT006\n```",
+        fix="Merge each node's probe file once; if two machines report one hostname, give each its own "
+        "(`hostnamectl set-hostname`) and probe them again.",
+        references=("https://www.rfc-editor.org/rfc/rfc4343 (DNS names compare case-insensitively)",),
+    ),
+)
+
+MERGE_RULES = (GPU_DRIFT, DRIVER_DRIFT, SOFTWARE_DRIFT, ECC_DRIFT, FIRMWARE_DRIFT, HOSTNAME_REPEATED)

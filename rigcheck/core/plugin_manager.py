@@ -8,19 +8,26 @@ Where plugins come from, in order:
    (an empty value loads none), as datasette's ``DATASETTE_LOAD_PLUGINS`` does;
 3. modules named with ``-p module`` on the command line.
 
-``-p no:NAME`` blocks a plugin by name. Plugins are never imported from the directory being
-checked. ``RIGCHECK_TRACE_PLUGINS=1`` logs every hook call to standard error.
+``-p no:NAME`` blocks a plugin by name. A project config's ``plugins:`` names installed plugins
+(entry points of the ``rigcheck`` group, or their distributions), resolved from package metadata
+before anything is imported: a config never makes rigcheck import a module by name, and a plugin
+whose code lies in the folder being checked is refused before it runs. ``RIGCHECK_TRACE_PLUGINS=1``
+logs every hook call to standard error.
 
-A plugin that fails to import or whose hook raises is recorded as a fault (reported as an
-``ENGINE`` finding) and the others still load. A misspelt hook name, a hook with arguments the
+A plugin that fails to import, whose hook raises, or that tries to end the process while loading
+(``SystemExit``, ``KeyboardInterrupt``) is recorded as a fault (reported as an ``ENGINE`` finding)
+and the others still load; what plugins print while loading is captured. A misspelt hook name, a hook with arguments the
 spec does not have, or two plugins claiming one rule code are errors (exit code 2) that name the
 plugins involved.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import io
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -38,6 +45,7 @@ from rigcheck.core.registry import (
     Registry,
     RuleEntry,
 )
+from rigcheck.core.sandbox import PluginExit, call_in_child, can_isolate
 
 ENTRY_POINT_GROUP = "rigcheck"
 HOOKS = ("rigcheck_catalog", "rigcheck_checkers", "rigcheck_formats", "rigcheck_evidence_parsers")
@@ -71,6 +79,7 @@ class PluginHost:
         extra_plugins: Iterable[tuple[str, Any]] = (),
         config_modules: Iterable[str] = (),
         config_root: str | None = None,
+        isolate: bool = False,
     ) -> None:
         from rigcheck.plugins import BUILTIN_PLUGINS
 
@@ -79,7 +88,8 @@ class PluginHost:
         self.extra_modules = list(extra_modules)
         self.extra_plugins = list(extra_plugins)
         self.config_modules = list(config_modules)
-        self.config_root = os.path.abspath(config_root) if config_root else None
+        self.config_root = os.path.realpath(config_root) if config_root else None
+        self.isolate = isolate
         self.blocked = set(blocked)
         self.autoload = (not _env_flag("RIGCHECK_DISABLE_PLUGIN_AUTOLOAD")) if autoload is None else autoload
         if allowlist is None and "RIGCHECK_LOAD_PLUGINS" in os.environ:
@@ -95,6 +105,10 @@ class PluginHost:
     # -- loading --------------------------------------------------------------------------------
 
     def load(self) -> Registry:
+        with contextlib.redirect_stdout(io.StringIO()):  # plugins printing while they load
+            return self._load()
+
+    def _load(self) -> Registry:
         for name in self.blocked:
             self.pm.set_blocked(name)
         for module_name in self.builtins:
@@ -107,16 +121,17 @@ class PluginHost:
                 continue
             try:
                 module = importlib.import_module(module_name)
-            except Exception as exc:  # the user asked for it by name: that is a usage error
+            except (Exception, SystemExit) as exc:  # the user asked for it by name: that is a usage error
                 raise PluginError(
                     f"cannot import plugin module {module_name!r} (-p): {type(exc).__name__}: {exc}"
                 ) from None
             self._register(module, module_name, str(getattr(module, "__version__", "unknown")), False)
-        for module_name in self.config_modules:
-            if module_name in self.blocked or module_name in self._infos:
+        for name in self.config_modules:
+            if name in self.blocked or name in self._infos:
                 continue
-            module = self._import_installed(module_name)
-            self._register(module, module_name, str(getattr(module, "__version__", "unknown")), False)
+            for entry_point in self._config_entry_points(name):
+                if entry_point.name not in self._infos and entry_point.name not in self.blocked:
+                    self._load_one(entry_point)
         for name, plugin in self.extra_plugins:
             self._register(plugin, name, str(getattr(plugin, "__version__", "unknown")), False)
         self._check_pending()
@@ -124,38 +139,41 @@ class PluginHost:
         self._collect()
         return self.registry
 
-    def _import_installed(self, module_name: str) -> Any:
-        """Import a plugin a project config names, never from the folder being checked.
+    def _config_entry_points(self, name: str) -> list[Any]:
+        """The installed ``rigcheck`` entry points a config's ``plugins:`` entry names (by entry-point
+        or distribution name), found in package metadata without importing anything.
 
-        A config file arrives with the specs it configures, in a pull request that may not be
-        trusted, so its ``plugins:`` may only name installed modules: the working directory and
-        the config's folder are taken off ``sys.path`` for the import, and a module that still
-        resolves to a file under the config's folder is refused (yamllint PR #19).
+        A config arrives with the specs it configures, in a pull request that may not be trusted, so
+        it may not name modules: ``plugins: [venv.__main__]`` would otherwise run that module. An entry
+        point whose code resolves inside the folder being checked (``PYTHONPATH=src``, an editable
+        install of the repository) is refused before it is imported (yamllint PR #19).
         """
-        unsafe = {"", ".", os.getcwd(), *([self.config_root] if self.config_root else [])}
-        saved = list(sys.path)
-        sys.path[:] = [
-            entry
-            for entry in sys.path
-            if os.path.abspath(entry or ".") not in {os.path.abspath(u or ".") for u in unsafe}
-        ]
-        try:
-            module = importlib.import_module(module_name)
-        except Exception as exc:
-            raise PluginError(
-                f"cannot import plugin module {module_name!r} named in the project config: {type(exc).__name__}: "
-                f"{exc} (install it with pip; plugins are not imported from the folder being checked)"
-            ) from None
-        finally:
-            sys.path[:] = saved
-        location = os.path.abspath(getattr(module, "__file__", "") or "")
-        if self.config_root and location.startswith(self.config_root + os.sep):
-            raise PluginError(
-                f"plugin module {module_name!r} named in the project config resolves to {location}, inside the "
-                f"folder being checked; rigcheck imports config plugins only from installed packages "
-                f"(install it, or name it with -p to load it on purpose)"
+        from importlib.metadata import entry_points
+
+        wanted = _normalise(name)
+        found = [
+            entry_point
+            for entry_point in entry_points(group=ENTRY_POINT_GROUP)
+            if _normalise(entry_point.name) == wanted
+            or (
+                getattr(entry_point, "dist", None) is not None and _normalise(entry_point.dist.name) == wanted
             )
-        return module
+        ]
+        if not found:
+            raise PluginError(
+                f"plugins: {name!r} in the project config is not an installed rigcheck plugin (no entry point of "
+                f"the 'rigcheck' group by that name or distribution); a config names installed plugins, never "
+                f"modules (install it with pip, or load a module on purpose with -p)"
+            )
+        for entry_point in found:
+            location = _module_location(entry_point.value.split(":")[0])
+            if self.config_root and location and location.startswith(self.config_root + os.sep):
+                raise PluginError(
+                    f"plugin {entry_point.name!r} named in the project config resolves to {location}, inside the "
+                    f"folder being checked; rigcheck does not run code from the repository it checks (name it "
+                    f"with -p to load it on purpose)"
+                )
+        return found
 
     def _add_engine_rules(self) -> None:
         from rigcheck.core.engine_rules import ENGINE_RULES
@@ -180,21 +198,31 @@ class PluginHost:
                 continue
             if self.allowlist is not None and name not in self.allowlist:
                 continue
-            dist = getattr(entry_point, "dist", None)
-            version = dist.version if dist is not None else "unknown"
-            try:
-                plugin = entry_point.load()
+            self._load_one(entry_point)
+
+    def _load_one(self, entry_point: Any) -> None:
+        """Import one entry point; a failure, or an attempt to end the process, is a fault."""
+        name = entry_point.name
+        dist = getattr(entry_point, "dist", None)
+        version = dist.version if dist is not None else "unknown"
+
+        def fault(message: str) -> None:
+            self.registry.faults.append(
+                PluginFault(name, version, "import", f"{message} (entry point {entry_point.value})")
+            )
+
+        if self.isolate and can_isolate():
+            try:  # first in a child: an import that calls os._exit ends only the child
+                call_in_child(lambda: (entry_point.load(), None)[1], 30.0)
+            except PluginExit as exc:
+                return fault(f"tried to end the process while importing: {exc}")
             except Exception as exc:
-                self.registry.faults.append(
-                    PluginFault(
-                        name,
-                        version,
-                        "import",
-                        f"{type(exc).__name__}: {exc} (entry point {entry_point.value})",
-                    )
-                )
-                continue
-            self._register(plugin, name, version, False)
+                return fault(f"{type(exc).__name__}: {exc}")
+        try:
+            plugin = entry_point.load()
+        except (Exception, SystemExit, KeyboardInterrupt) as exc:
+            return fault(f"{type(exc).__name__}: {exc}")
+        self._register(plugin, name, version, False)
 
     def _register(self, plugin: Any, name: str, version: str, builtin: bool) -> None:
         try:
@@ -245,7 +273,7 @@ class PluginHost:
                         commit()
                 except PluginError:
                     raise
-                except Exception as exc:
+                except (Exception, SystemExit, KeyboardInterrupt) as exc:
                     self.registry.faults.append(
                         PluginFault(info.name, info.version, hook_name, f"{type(exc).__name__}: {exc}")
                     )
@@ -322,6 +350,27 @@ def _validate_checker(checker: Any, info: PluginInfo) -> None:
         raise TypeError(f"checker {name!r} has no check(ctx) method")
     if not isinstance(rules, tuple | list) or not rules or not all(isinstance(rule, Rule) for rule in rules):
         raise TypeError(f"checker {name!r} must list its rigcheck.Rule objects in 'rules'")
+
+
+def _normalise(name: str) -> str:
+    """Distribution-name normalisation (PEP 503): case, ``-``, ``_`` and ``.`` do not matter."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _module_location(module: str) -> str | None:
+    """Where the top-level package of ``module`` would be imported from, without importing it."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(module.split(".")[0])
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    where = spec.origin if spec.origin not in (None, "built-in", "frozen") else None
+    if where is None and spec.submodule_search_locations:
+        where = next(iter(spec.submodule_search_locations), None)
+    return os.path.realpath(where) if where else None
 
 
 def _rigcheck_version() -> str:

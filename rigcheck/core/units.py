@@ -78,8 +78,42 @@ _QUANTITY = re.compile(
 QUANTITY_PATTERN = r"^\s*[-+]?(\d[\d_]*(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*[A-Za-z\"/]*\s*$"
 
 
+#: Digits of the longest number a spec may hold. No quantity needs more, and Python refuses ``int()`` of
+#: a string past 4,300 digits (the CVE-2020-10735 limit), so longer numbers are refused before any conversion.
+MAX_DIGITS = 30
+
+
 class UnitError(ValueError):
     """A value that is not a number in the field's unit nor a quantity with a known unit."""
+
+
+class TooLarge(UnitError):
+    """A number past any bound a field has (longer than :data:`MAX_DIGITS`, or past a float's range).
+
+    ``shown`` describes it without writing it out (``"a 310-digit number"``); ``negative`` tells which bound.
+    """
+
+    def __init__(self, shown: str, *, negative: bool, unit: str) -> None:
+        self.shown, self.negative = shown, negative
+        super().__init__(f"expected a number of {unit}, got {shown}")
+
+
+def digits(value: int) -> int:
+    """Decimal digits of ``abs(value)``, counted without ``str()`` (which raises past 4,300 digits).
+
+    >>> digits(0), digits(99), digits(100), digits(-(10**5000))
+    (1, 2, 3, 5001)
+    """
+    magnitude = abs(value)
+    if magnitude < 10:
+        return 1
+    guess = int(magnitude.bit_length() * 0.30102999566398120)  # log10(2): the count or one less
+    return guess + 1 if magnitude >= 10**guess else guess
+
+
+def many_digits(value: int) -> str:
+    """``"a 310-digit number"``, ``"a negative 310-digit number"``."""
+    return f"a {'negative ' if value < 0 else ''}{digits(value):,}-digit number"
 
 
 def convert(value: object, dimension: str, unit: str) -> float:
@@ -95,6 +129,8 @@ def convert(value: object, dimension: str, unit: str) -> float:
     units = DIMENSIONS[dimension]
     if isinstance(value, bool):
         raise UnitError(f"expected a number of {unit}, got the boolean {str(value).lower()}")
+    if isinstance(value, int) and digits(value) > MAX_DIGITS:
+        raise TooLarge(many_digits(value), negative=value < 0, unit=unit)
     if isinstance(value, int | float):
         number = float(value)
         if not math.isfinite(number):
@@ -107,10 +143,15 @@ def convert(value: object, dimension: str, unit: str) -> float:
         raise UnitError(
             f"expected a number of {unit} or a quantity such as '{_example(unit)}', got {value!r}"
         )
-    number = float(match.group("number").replace("_", ""))
+    text = match.group("number").replace("_", "")
+    mantissa = re.sub(r"[eE].*", "", text).lstrip("+-0").replace(".", "")
+    if len(mantissa) > MAX_DIGITS:
+        sign = "negative " if text.startswith("-") else ""
+        raise TooLarge(f"a {sign}{len(mantissa):,}-digit number", negative=bool(sign), unit=unit)
+    number = float(text)
     symbol = match.group("unit")
     if symbol is None:
-        return number
+        return _finite(number, value, unit)
     if symbol not in units:
         known = ", ".join(sorted(units, key=units.__getitem__))
         hint = ""
@@ -119,7 +160,15 @@ def convert(value: object, dimension: str, unit: str) -> float:
         elif dimension == "bits_per_s" and symbol in _BYTES_PER_S:
             hint = f" ({symbol} is bytes per second; bits per second are written Gb/s or Gbps)"
         raise UnitError(f"unknown unit {symbol!r} in {value!r}{hint}; use one of: {known}")
-    return number * units[symbol] / units[unit]
+    return _finite(number * units[symbol] / units[unit], value, unit)
+
+
+def _finite(number: float, written: str, unit: str) -> float:
+    """``number``, or :class:`TooLarge` when the text (``"1e400 W"``) overflowed a float."""
+    if not math.isfinite(number):
+        shown = repr(written if len(written) <= 40 else written[:37] + "...")
+        raise TooLarge(f"{shown}, too large for a number", negative=number < 0, unit=unit)
+    return number
 
 
 def _example(unit: str) -> str:

@@ -192,9 +192,9 @@ class DataLoadingChecker(Checker):
             f"reading {fmt(need, 2)} MB/s ({fmt(tokens_per_s, 0)} tokens/s x {fmt(per_token, 2)} B x {margin:g}) "
             f"from {rates.label}"
         )
-        if available is None:
+        if available is None or available <= 0:  # 0: a derived figure (the schema refuses a stated 0)
             return READ_RATE.skipped(
-                f"{told}: the device's read rate is unknown",
+                f"{told}: the device's read rate is unknown" + ("" if available is None else " (0 MB/s)"),
                 location=where,
                 related=related,
                 evidence=evidence,
@@ -268,9 +268,9 @@ class DataLoadingChecker(Checker):
         told = (
             f"{fmt(need, 0)} random reads/s (one per {seq}-token sequence, x {margin:g}) from {rates.label}"
         )
-        if available is None:
+        if available is None or available <= 0:  # 0: a derived figure (the schema refuses a stated 0)
             return RANDOM_IOPS.skipped(
-                f"{told}: the device's random-read IOPS are unknown",
+                f"{told}: the device's random-read IOPS are unknown" + ("" if available is None else " (0)"),
                 location=where,
                 related=related,
                 evidence=evidence,

@@ -2,7 +2,7 @@
 
 The loader (``rigcheck.core.loader``) finds the traps while it reads a file; this checker reports
 them as findings, so that they can be selected, ignored and documented like any other rule.
-Problems that make a file unreadable (SPEC004, SPEC005, SPEC010-SPEC013) stop the run with exit
+Problems that make a file unreadable (SPEC004, SPEC005, SPEC010-SPEC014) stop the run with exit
 code 2 before any checker runs; their rules are declared here so that ``rigcheck explain`` knows them.
 """
 
@@ -178,6 +178,27 @@ UNKNOWN_HARDWARE = Rule(
     ),
 )
 
+OUTSIDE_ROOT = Rule(
+    code="SPEC014",
+    name="path-outside-checked-root",
+    summary="A path resolves outside the checked repository, or to something that is not a regular file",
+    severity=Severity.FAIL,
+    docs=RuleDocs(
+        what="Reports, without reading it, a file a spec or config names (`runs_on`, config `pairs`, `matrix`, "
+        "`baseline`, a workload's `hf_config`) or the lint walk finds that resolves outside the checked root "
+        "(an absolute path, `..`, or a symlink out of the repository), and a `*.yaml` that is a FIFO, a device "
+        "or a socket. The root is `--root`, else the repository (the nearest `.git`) of the config or the "
+        "working directory.",
+        why="A pull request is untrusted: `runs_on: [/etc/passwd]` or a committed symlink to `~/.ssh/config` "
+        "would otherwise be read and echoed into CI annotations, and a symlink to `/dev/zero` or a FIFO would "
+        "exhaust memory or hang the job.",
+        example="```yaml\nruns_on: [../../secrets.yaml]   # SPEC014: outside the checked root\n```",
+        fix="Name files inside the repository (relative to the spec), or widen the root on purpose with "
+        "`--root DIR`.",
+        references=("docs/security.md",),
+    ),
+)
+
 _TRAP_RULES = {rule.code: rule for rule in (DUPLICATE_KEY, YAML11_BOOLEAN, OCTAL_LOOKING_NUMBER)}
 _PASS_TEXT = {
     "SPEC001": "no duplicate keys",
@@ -200,6 +221,7 @@ class YamlTrapChecker(Checker):
         UNKNOWN_FIELD,
         UNREADABLE_FILE,
         UNKNOWN_HARDWARE,
+        OUTSIDE_ROOT,
     )
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:

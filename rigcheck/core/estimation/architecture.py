@@ -12,6 +12,7 @@ GPT-2 (which holds Q, K and V at once), ``query_key_value`` in Falcon, and so on
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field, replace
 from functools import cache
@@ -382,12 +383,12 @@ def resolve_architecture(model: Any, *, document: Any = None, base_dir: str | No
     SpecDocument) is given, else ``ValueError``.
     """
 
-    def fail(pointer: str, message: str) -> SpecError | ValueError:
+    def fail(pointer: str, message: str, code: str = "SPEC010") -> SpecError | ValueError:
         if document is None:
             return ValueError(message)
         location = document.locate(pointer)
         return SpecError(
-            Problem(document.path, message, location.line or 1, location.column or 1, pointer, "SPEC010")
+            Problem(document.path, message, location.line or 1, location.column or 1, pointer, code)
         )
 
     values: dict[str, Any] = {}
@@ -488,28 +489,158 @@ _FIRST = {
 }
 
 
+#: The deepest nesting read in a config.json (published ones nest three levels) and the largest file:
+#: deeper or larger is hostile input, refused before the JSON parser (which recurses) sees it.
+HF_CONFIG_MAX_DEPTH = 64
+HF_CONFIG_MAX_BYTES = 16 * 2**20
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_JSON_BRACKET = re.compile(r"[\[\]{}]")
+
+
+class HfConfigError(ValueError):
+    """A config.json that is not plain JSON data with the numbers the estimate needs."""
+
+
 def read_hf_config(path: str, *, base_dir: str | None = None, fail: Any = None) -> dict[str, Any]:
-    """Architecture numbers from a Hugging Face ``config.json``, read as plain JSON (no transformers)."""
+    """Architecture numbers from a Hugging Face ``config.json``, read as plain JSON (no transformers).
+
+    Refused with ``fail("/model/hf_config", message)`` (a SpecError on that workload; ValueError without
+    ``fail``): a file that cannot be read, over 16 MiB, nested deeper than 64, with NaN or Infinity (not
+    JSON, RFC 8259 section 6), or whose architecture numbers are not whole numbers in range.
+    """
     import os
 
+    from rigcheck.core.boundary import outside_reason
+
     full = path if os.path.isabs(path) or base_dir is None else os.path.join(base_dir, path)
+    outside = outside_reason(full)
+    if outside is not None:  # the checked root (--root, the repository in lint): never read past it
+        message = f"hf_config {path!r} is not read: {outside}"
+        raise (fail("/model/hf_config", message, "SPEC014") if fail else ValueError(message)) from None
     try:
-        with open(full, encoding="utf-8") as handle:
-            config = json.load(handle)
-    except (OSError, ValueError) as exc:
+        raw = _read_config_bytes(full)
+        config = parse_hf_json(raw)
+        values = hf_config_values(config)
+    except HfConfigError as exc:
         message = f"cannot read the Hugging Face config {path!r}: {exc}"
         raise (fail("/model/hf_config", message) if fail else ValueError(message)) from None
-    return hf_config_values(config)
+    return values
+
+
+def _read_config_bytes(full: str) -> bytes:
+    """The file's bytes, at most :data:`HF_CONFIG_MAX_BYTES`, from a regular file only (a FIFO or
+    ``/dev/zero`` is refused from the open file, not from ``stat``); else :class:`HfConfigError`."""
+    from rigcheck.core.boundary import BoundaryError, read_regular
+
+    try:
+        return read_regular(full, HF_CONFIG_MAX_BYTES, inside=False)
+    except BoundaryError as exc:
+        raise HfConfigError(exc.reason) from None
+    except OSError as exc:
+        raise HfConfigError(exc.strerror or str(exc)) from None
+
+
+def parse_hf_json(raw: bytes | str) -> dict[str, Any]:
+    """A JSON object, or :class:`HfConfigError`: nested at most 64 deep, no NaN or Infinity, finite
+    numbers of at most 30 digits."""
+    from rigcheck.core.units import MAX_DIGITS
+
+    try:
+        text = raw.decode("utf-8-sig") if isinstance(raw, bytes) else raw
+    except UnicodeDecodeError:
+        raise HfConfigError("not UTF-8 text") from None
+    if _json_depth(text) > HF_CONFIG_MAX_DEPTH:
+        raise HfConfigError(f"nested deeper than {HF_CONFIG_MAX_DEPTH} levels")
+
+    def constant(name: str) -> Any:
+        raise HfConfigError(f"{name} is not a JSON number (JSON has no NaN or Infinity){_key_of(text, name)}")
+
+    def integer(digits: str) -> int:
+        if len(digits.lstrip("-")) > MAX_DIGITS:
+            found = _key_of(text, digits[:20])
+            raise HfConfigError(f"a {len(digits.lstrip('-')):,}-digit number{found}")
+        return int(digits)
+
+    def real(digits: str) -> float:
+        value = float(digits)
+        if not math.isfinite(value) or len(digits) > 4 * MAX_DIGITS:
+            raise HfConfigError(f"{digits[:40]} is out of range for a number{_key_of(text, digits[:20])}")
+        return value
+
+    try:
+        config = json.loads(text, parse_constant=constant, parse_int=integer, parse_float=real)
+    except RecursionError:  # pragma: no cover - the depth check comes first
+        raise HfConfigError(f"nested deeper than {HF_CONFIG_MAX_DEPTH} levels") from None
+    except HfConfigError:
+        raise
+    except ValueError as exc:
+        raise HfConfigError(str(exc)) from None
+    if not isinstance(config, dict):
+        raise HfConfigError(f"expected a JSON object ({{...}}) at the top, got {type(config).__name__}")
+    return config
+
+
+def _json_depth(text: str) -> int:
+    """How deep the arrays and objects of ``text`` nest, counted without recursion (strings skipped)."""
+    depth = deepest = 0
+    for match in _JSON_BRACKET.finditer(_JSON_STRING.sub('""', text)):
+        if match.group() in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
+
+
+def _key_of(text: str, value: str) -> str:
+    """``" at 'n_embd'"``: the key written before ``value`` (the start of a number or constant), if found."""
+    found = re.search(r'"([^"\\]{1,80})"\s*:\s*' + re.escape(value), text)
+    return f" at {found.group(1)!r}" if found else ""
+
+
+def _whole(config: dict[str, Any], name: str, low: int, high: int) -> int:
+    """``config[name]`` as a whole number from ``low`` to ``high``, or :class:`HfConfigError` naming the key."""
+    value = config[name]
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        shown = repr(value) if isinstance(value, int | float | str) else f"a JSON {type(value).__name__}"
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        raise HfConfigError(f"{name!r} must be a whole number from {low:,} to {high:,}, got {shown}")
+    return value
+
+
+def _bounds() -> dict[str, int]:
+    from rigcheck.core.models.workload import MAX_HEADS, MAX_LAYERS, MAX_TOKENS, MAX_WIDTH
+
+    return {
+        "layers": MAX_LAYERS,
+        "hidden": MAX_WIDTH,
+        "heads": MAX_HEADS,
+        "kv_heads": MAX_HEADS,
+        "ffn": MAX_WIDTH,
+        "vocab": MAX_WIDTH,
+        "max_position": MAX_TOKENS,
+        "head_dim": MAX_WIDTH,
+    }
 
 
 def hf_config_values(config: dict[str, Any]) -> dict[str, Any]:
+    """The architecture keys of a parsed config.json; :class:`HfConfigError` for a number that is not a
+    whole number in the workload schema's range, or a ``model_type`` that is not text."""
+    from rigcheck.core.models.workload import MAX_EXPERTS, MAX_LAYERS
+
+    bounds = _bounds()
     values: dict[str, Any] = {}
     for key, names in _FIRST.items():
         for name in names:
             if config.get(name) is not None:
-                values[key] = config[name]
+                values[key] = _whole(config, name, 1, bounds[key])
                 break
     model_type = config.get("model_type", "")
+    if not isinstance(model_type, str):
+        raise HfConfigError(f"'model_type' must be text, got {type(model_type).__name__}")
     values["family"] = _HF_FAMILY.get(model_type, "llama")
     if model_type:
         values["model_type"] = model_type
@@ -539,14 +670,20 @@ def hf_config_values(config: dict[str, Any]) -> dict[str, Any]:
     values["tied_embeddings"] = bool(config.get("tie_word_embeddings", True))
     values["position"] = "learned" if model_type in ("gpt2", "opt", "bert", "gpt_bigcode") else "rope"
     if config.get("num_local_experts"):
-        values["moe"] = {
-            "experts": config["num_local_experts"],
-            "top_k": config.get("num_experts_per_tok", 2),
-        }
+        experts = _whole(config, "num_local_experts", 1, MAX_EXPERTS)
+        top_k = (
+            _whole(config, "num_experts_per_tok", 1, MAX_EXPERTS) if "num_experts_per_tok" in config else 2
+        )
+        values["moe"] = {"experts": experts, "top_k": top_k}
     if model_type == "t5":
         values["architecture"] = "encoder-decoder"
         values["encoder_layers"] = values.get("layers")
-        values["decoder_layers"] = config.get("num_decoder_layers", values.get("layers"))
+        decoder = config.get("num_decoder_layers")
+        values["decoder_layers"] = (
+            _whole(config, "num_decoder_layers", 1, MAX_LAYERS)
+            if decoder is not None
+            else values.get("layers")
+        )
     elif model_type in ("bert", "roberta"):
         values["architecture"] = "encoder"
     return values

@@ -31,9 +31,10 @@ class Link:
 @cache
 def _tables() -> dict[str, Any]:
     from rigcheck._resources import hardware_file
+    from rigcheck.core.frozen import freeze
     from rigcheck.core.loader import load_yaml_file
 
-    return load_yaml_file(str(hardware_file("interconnects.yaml"))).data
+    return freeze(load_yaml_file(str(hardware_file("interconnects.yaml"))).data)
 
 
 def pcie_x16_gbps(gen: int) -> float:

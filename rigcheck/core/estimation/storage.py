@@ -109,6 +109,10 @@ def _cloud(
             "the rig's numbers (volume type unknown to rigcheck)",
         )
     size_gib = (device.capacity_gb or 0) * 1e9 / 2**30
+    if (
+        kind in ("pd-balanced", "pd-ssd") and size_gib <= 0
+    ):  # per-GiB rates of an unknown size: unknown, not 0
+        return None, None, None, f"{kind}: rates scale with the size, and capacity_gb is not given"
     if kind in ("gp3", "premium-ssd-v2"):
         iops = device.provisioned_iops or spec["baseline_iops"]
         if device.provisioned_mb_s:

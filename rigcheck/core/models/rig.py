@@ -11,24 +11,63 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from rigcheck.core.fields import (
+    MAX_NAME,
     ApiVersion,
     Count,
+    Port,
     SpecModel,
     choice,
+    count,
+    number,
     one_or_many,
     quantity,
     string_map,
     version_string,
+    whole,
 )
 
-Watts = quantity("watts", "W")
-Millimetres = quantity("length", "mm")
-GiB = quantity("bytes", "GiB")
+# Upper bounds no real rig reaches (issue 15): they keep every number finite downstream. A rate that
+# divides (MB/s, IOPS, Gb/s, GB/s) is also above 0.
+#: One PSU, GPU or CPU: 100 kW. A whole node (max_power_w): 1 MW (a GB200 NVL72 rack is 132 kW).
+Watts = quantity("watts", "W", le=100_000)
+NodeWatts = quantity("watts", "W", le=1_000_000)
+#: Card and case sizes: 10 m.
+Millimetres = quantity("length", "mm", le=10_000)
+#: GPU memory and system RAM: 1 PiB.
+GiB = quantity("bytes", "GiB", le=2**20)
+#: Storage capacity: 1 EB.
 GB = quantity(
-    "bytes", "GB", description="In GB (1e9 bytes); a string with a unit is converted (e.g. '3.84 TB')."
+    "bytes",
+    "GB",
+    le=1e9,
+    description="In GB (1e9 bytes); a string with a unit is converted (e.g. '3.84 TB').",
 )
-MBps = quantity("bytes_per_s", "MB/s", description="In MB/s (1e6 bytes per second), or e.g. '7 GB/s'.")
-Gbps = quantity("bits_per_s", "Gb/s", description="In Gb/s (1e9 bits per second), or e.g. '400 Gb/s'.")
+#: Storage throughput: above 0, at most 100 TB/s.
+MBps = quantity(
+    "bytes_per_s",
+    "MB/s",
+    gt=0,
+    ge=None,
+    le=1e8,
+    description="In MB/s (1e6 bytes per second), or e.g. '7 GB/s'.",
+)
+#: GPU memory and GPU-to-GPU bandwidth: above 0, at most 1 PB/s.
+GBps = quantity("bytes_per_s", "GB/s", gt=0, ge=None, le=1e6)
+#: Network line rate: above 0, at most 1 Pb/s.
+Gbps = quantity(
+    "bits_per_s",
+    "Gb/s",
+    gt=0,
+    ge=None,
+    le=1e6,
+    description="In Gb/s (1e9 bits per second), or e.g. '400 Gb/s'.",
+)
+#: Dense tensor throughput of one GPU: at most 1 EFLOPS.
+Tflops = number(gt=0, le=1e6)
+#: Random I/O of one device: above 0, at most 1e10 IOPS.
+Iops = number(gt=0, le=1e10)
+#: GPUs in one node, PSUs and NICs of a node: 1,024.
+PerNode = count(1024)
 
 Cooler = choice(
     "open-air",
@@ -49,10 +88,8 @@ class Circuit(SpecModel):
     volts: quantity("volts", "V", gt=0, ge=None, le=1000) = Field(description="Nominal voltage.")
     amps: quantity("amps", "A", gt=0, ge=None, le=1000) = Field(description="Breaker rating.")
     phases: Literal[1, 3] = Field(1, description="1 or 3; for 3 phases, volts is line-to-line.")
-    continuous_load_fraction: float | None = Field(
+    continuous_load_fraction: number(gt=0, le=1) | None = Field(
         None,
-        gt=0,
-        le=1,
         description="Share of the breaker rating allowed for continuous loads (default 0.8, NEC).",
     )
 
@@ -64,8 +101,8 @@ class Site(SpecModel):
     circuits: list[Circuit] | None = Field(
         None, description="Several circuits; PSUs name theirs with psu.circuit."
     )
-    ambient_c: float | None = Field(None, ge=-40, le=60, description="Room temperature, deg C.")
-    rack_power_limit_kw: quantity("watts", "kW", gt=0, ge=None) | None = Field(
+    ambient_c: number(ge=-40, le=60) | None = Field(None, description="Room temperature, deg C.")
+    rack_power_limit_kw: quantity("watts", "kW", gt=0, ge=None, le=100_000) | None = Field(
         None, description="Power a rack may draw, kW."
     )
 
@@ -82,34 +119,33 @@ class GpuGroup(SpecModel):
     model: str = Field(
         description="Catalog name, id or alias: 'RTX 3090', 'H100 SXM', 'NVIDIA A100-SXM4-80GB'."
     )
-    count: Count = 1
+    count: PerNode = 1
     cooler: Cooler | None = None
     length_mm: Millimetres | None = Field(
         None, description="Card length (the catalog has the reference card's)."
     )
     height_mm: Millimetres | None = None
-    slots: float | None = Field(None, gt=0, le=8, description="Expansion slots one card occupies.")
+    slots: number(gt=0, le=8) | None = Field(None, description="Expansion slots one card occupies.")
     power_limit_w: Watts | None = Field(
         None, description="Power limit set with nvidia-smi -pl (default: board power)."
     )
     memory_gib: GiB | None = Field(None, description="Override the catalog's memory size.")
-    memory_bandwidth_gbps: quantity("bytes_per_s", "GB/s") | None = Field(
+    memory_bandwidth_gbps: GBps | None = Field(
         None, description="Override the catalog's memory bandwidth (a measured or down-clocked card), GB/s."
     )
-    bf16_dense_tflops: float | None = Field(
+    bf16_dense_tflops: Tflops | None = Field(
         None,
-        gt=0,
         description="Override the catalog's dense bf16/fp16 tensor TFLOPS (measured, or a variant).",
     )
-    fp8_dense_tflops: float | None = Field(None, gt=0, description="Override the catalog's dense fp8 TFLOPS.")
-    fp32_tflops: float | None = Field(None, gt=0, description="Override the catalog's fp32 TFLOPS.")
+    fp8_dense_tflops: Tflops | None = Field(None, description="Override the catalog's dense fp8 TFLOPS.")
+    fp32_tflops: Tflops | None = Field(None, description="Override the catalog's fp32 TFLOPS.")
     ecc: bool | None = Field(
         None, description="ECC mode as configured (nvidia-smi -e); unknown when left out."
     )
     power_connectors: list[choice("12vhpwr", "12v-2x6", "8pin-pcie", "6pin-pcie", "8pin-eps")] | None = Field(
         None, description="Power connectors on this card model."
     )
-    slot_gap: int | None = Field(None, ge=0, le=4, description="Empty slots left between adjacent cards.")
+    slot_gap: whole(ge=0, le=4) | None = Field(None, description="Empty slots left between adjacent cards.")
 
 
 GpuInterconnectKind = choice(
@@ -129,30 +165,38 @@ class GpuInterconnect(SpecModel):
     """How the GPUs of a node talk to each other."""
 
     kind: GpuInterconnectKind
-    bandwidth_gbps: quantity("bytes_per_s", "GB/s") | None = Field(
+    bandwidth_gbps: GBps | None = Field(
         None, description="Bidirectional GB/s per GPU, when it differs from the catalog's."
     )
     p2p: bool | None = Field(
         None, description="Whether peer-to-peer over PCIe is enabled (nvidia-smi topo -p2p r)."
     )
-    bridges: int | None = Field(None, ge=0, description="NVLink bridges fitted (each joins two cards).")
+    bridges: whole(ge=0, le=1024) | None = Field(
+        None, description="NVLink bridges fitted (each joins two cards)."
+    )
 
 
 class Pcie(SpecModel):
     """The PCIe link of each GPU to the host."""
 
-    gen: int = Field(ge=1, le=7, description="PCIe generation of the slot (and card, the lower of the two).")
+    gen: whole(ge=1, le=7) = Field(
+        description="PCIe generation of the slot (and card, the lower of the two)."
+    )
     lanes_per_gpu: Literal[1, 2, 4, 8, 16] = Field(16, description="Electrical lanes of each GPU slot.")
-    chipset_gpus: int = Field(0, ge=0, description="GPUs in slots wired to the chipset instead of the CPU.")
+    chipset_gpus: whole(ge=0, le=1024) = Field(
+        0, description="GPUs in slots wired to the chipset instead of the CPU."
+    )
 
 
 class Cpu(SpecModel):
     """The host CPUs of a node."""
 
     model: str | None = None
-    sockets: Count = 1
-    cores: int | None = Field(None, ge=1, description="Physical cores in total, across all sockets.")
-    threads: int | None = Field(None, ge=1, description="Hardware threads in total.")
+    sockets: PerNode = 1
+    cores: whole(le=1_000_000) | None = Field(
+        None, description="Physical cores in total, across all sockets."
+    )
+    threads: whole(le=1_000_000) | None = Field(None, description="Hardware threads in total.")
     tdp_w: Watts | None = Field(
         None,
         description="Sustained power of all sockets together: Intel's Processor Base Power (PL1) or AMD's TDP, W. "
@@ -163,7 +207,7 @@ class Cpu(SpecModel):
         description="Short-term power of all sockets: Intel's Maximum Turbo Power (PL2) or AMD's PPT, W "
         "(PWR002 counts it in a spike; default tdp_w).",
     )
-    pcie_lanes: int | None = Field(None, ge=1, description="CPU PCIe lanes in total.")
+    pcie_lanes: whole(le=100_000) | None = Field(None, description="CPU PCIe lanes in total.")
     vendor: choice("intel", "amd", "arm", "apple", "nvidia") | None = None
 
 
@@ -205,9 +249,9 @@ class StorageDevice(SpecModel):
     free_gb: GB | None = Field(None, description="Space free for data and checkpoints, GB.")
     read_mb_s: MBps | None = Field(None, description="Sequential read of one device, MB/s.")
     write_mb_s: MBps | None = Field(None, description="Sequential write of one device, MB/s.")
-    random_read_iops: float | None = Field(None, ge=0, description="4 KiB random-read IOPS of one device.")
-    random_write_iops: float | None = Field(None, ge=0)
-    provisioned_iops: float | None = Field(None, ge=0, description="Cloud volumes: provisioned IOPS.")
+    random_read_iops: Iops | None = Field(None, description="4 KiB random-read IOPS of one device.")
+    random_write_iops: Iops | None = None
+    provisioned_iops: Iops | None = Field(None, description="Cloud volumes: provisioned IOPS.")
     provisioned_mb_s: MBps | None = Field(None, description="Cloud volumes: provisioned throughput, MB/s.")
     mount: str | None = None
     roles: list[choice("os", "data", "checkpoints", "scratch", "home")] | None = None
@@ -216,8 +260,10 @@ class StorageDevice(SpecModel):
 class Psu(SpecModel):
     """Power supplies: ``count`` identical units, optionally redundant (N+M)."""
 
-    watts: Watts = Field(gt=0, description="Rated DC output of one unit at the site's voltage.")
-    count: Count = 1
+    watts: quantity("watts", "W", gt=0, ge=None, le=100_000) = Field(
+        description="Rated DC output of one unit at the site's voltage."
+    )
+    count: PerNode = 1
     redundancy: str | None = Field(
         None, pattern=r"^\s*\d+\s*\+\s*\d+\s*$", description="'N+M': N carry the load, M are spares."
     )
@@ -240,8 +286,8 @@ class Psu(SpecModel):
         )
         | None
     ) = None
-    efficiency_pct: float | None = Field(
-        None, gt=50, le=100, description="Measured efficiency at the load, %."
+    efficiency_pct: number(gt=50, le=100) | None = Field(
+        None, description="Measured efficiency at the load, %."
     )
     atx_version: version_string() | None = Field(None, description="ATX spec version: '2.52', '3.0', '3.1'.")
     connectors: list[choice("12vhpwr", "12v-2x6", "8pin-pcie", "6pin-pcie", "8pin-eps")] | None = Field(
@@ -250,9 +296,8 @@ class Psu(SpecModel):
         "PWR003 counts the 16-pin ones against the node's 16-pin cards.",
     )
     circuit: str | None = Field(None, description="Name of the site circuit it is plugged into.")
-    feeds_gpus: int | None = Field(
+    feeds_gpus: whole(ge=0, le=1024) | None = Field(
         None,
-        ge=0,
         description="GPUs each unit of this group powers on its own (one 1000 W unit per two cards: 2); the "
         "units without it carry the CPU, the board and the remaining GPUs. PWR001 then checks each unit.",
     )
@@ -278,7 +323,7 @@ class Chassis(SpecModel):
         )
         | None
     ) = None
-    rack_units: int | None = Field(None, ge=1, le=60)
+    rack_units: whole(le=60) | None = None
     gpu_clearance_mm: Millimetres | None = Field(None, description="Longest card that fits, mm.")
     gpu_max_length_mm: Millimetres | None = Field(
         None,
@@ -288,7 +333,7 @@ class Chassis(SpecModel):
     gpu_height_clearance_mm: Millimetres | None = Field(
         None, description="Tallest card (with plug) that fits, mm."
     )
-    expansion_slots: int | None = Field(None, ge=1, le=20)
+    expansion_slots: whole(le=20) | None = None
     airflow: choice("desktop", "server-ducted", "open-air", "liquid") | None = None
 
 
@@ -312,7 +357,7 @@ class NetworkLink(SpecModel):
         None, description="InfiniBand rate name."
     )
     gbps: Gbps | None = Field(None, description="Line rate of one port, Gb/s.")
-    count: Count = 1
+    count: PerNode = 1
     interface: str | None = Field(
         None, description="Interface or HCA names, comma-separated: 'mlx5_0,mlx5_1'."
     )
@@ -352,7 +397,7 @@ class Software(SpecModel):
 
 
 class Firewall(SpecModel):
-    open_tcp_ports: list[str | int] | None = Field(
+    open_tcp_ports: list[str | Port] | None = Field(
         None, description="Ports and ranges: 29500, '50000-51000'."
     )
 
@@ -366,15 +411,15 @@ class NodeGroup(SpecModel):
         description="A cloud instance type ('aws g5.xlarge'): its GPUs come as they are, so fixes never add GPUs.",
     )
     count: Count = 1
-    spares: int | None = Field(
-        None, ge=0, description="Spare nodes kept ready for this group (not counted in count)."
+    spares: whole(ge=0, le=1_000_000) | None = Field(
+        None, description="Spare nodes kept ready for this group (not counted in count)."
     )
     gpus: one_or_many(GpuGroup) | None = Field(None, description="The GPUs of one node: one group or a list.")
     gpu_interconnect: GpuInterconnect | None = None
     pcie: Pcie | None = None
     cpu: Cpu | None = None
     memory_gib: GiB | None = Field(None, description="System RAM of one node, GiB.")
-    max_power_w: Watts | None = Field(
+    max_power_w: NodeWatts | None = Field(
         None,
         description="The vendor's maximum system power of one node, W "
         "(DGX H100: 10,200 W); replaces the sum of parts.",
@@ -389,34 +434,43 @@ class NodeGroup(SpecModel):
     labels: string_map() | None = None
 
 
+#: What NVML reports, bounded like the spec fields: MiB up to 1 PiB, watts, and small counts (PCIe
+#: generation and width, NVLinks).
+ProbedMiB = number(ge=0, le=2**30)
+ProbedWatts = number(ge=0, le=100_000)
+ProbedSmall = whole(ge=0, le=1024)
+
+
 class ProbedGpu(SpecModel):
     """One GPU as ``rigcheck probe`` read it through NVML (and torch)."""
 
-    index: int
+    index: whole(ge=0, le=1_000_000)
     name: str
     uuid: str | None = None
     serial: str | None = None
     vbios: str | None = None
     bus_id: str | None = None
-    memory_mib: float | None = None
+    memory_mib: ProbedMiB | None = None
     compute_capability: str | None = None
     ecc_current: bool | None = None
     ecc_pending: bool | None = None
-    power_limit_w: float | None = None
-    power_default_w: float | None = None
-    power_min_w: float | None = None
-    power_max_w: float | None = None
-    pcie_gen_current: int | None = None
-    pcie_gen_max: int | None = None
-    pcie_gen_device_max: int | None = None
-    pcie_gen_host_max: int | None = None
-    pcie_width_current: int | None = None
-    pcie_width_max: int | None = None
-    pcie_replay_counter: int | None = None
-    nvlinks_active: int | None = None
-    nvlinks_total: int | None = None
-    processes: int | None = Field(None, description="Processes holding memory on the GPU when probed.")
-    memory_used_mib: float | None = None
+    power_limit_w: ProbedWatts | None = None
+    power_default_w: ProbedWatts | None = None
+    power_min_w: ProbedWatts | None = None
+    power_max_w: ProbedWatts | None = None
+    pcie_gen_current: ProbedSmall | None = None
+    pcie_gen_max: ProbedSmall | None = None
+    pcie_gen_device_max: ProbedSmall | None = None
+    pcie_gen_host_max: ProbedSmall | None = None
+    pcie_width_current: ProbedSmall | None = None
+    pcie_width_max: ProbedSmall | None = None
+    pcie_replay_counter: whole(ge=0, le=2**64) | None = None
+    nvlinks_active: ProbedSmall | None = None
+    nvlinks_total: ProbedSmall | None = None
+    processes: whole(ge=0, le=1_000_000) | None = Field(
+        None, description="Processes holding memory on the GPU when probed."
+    )
+    memory_used_mib: ProbedMiB | None = None
 
 
 class ProbeInfo(SpecModel):
@@ -449,7 +503,7 @@ class Rig(SpecModel):
 
     api_version: ApiVersion = Field(alias="apiVersion")
     kind: Literal["Rig"]
-    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    name: str = Field(min_length=1, max_length=MAX_NAME, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     description: str | None = None
     site: Site | None = None
     nodes: list[NodeGroup] = Field(min_length=1)

@@ -10,7 +10,36 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, WithJsonSchema
 
-from rigcheck.core.fields import ApiVersion, SpecModel, choice, quantity, string_map
+from rigcheck.core.fields import (
+    MAX_NAME,
+    ApiVersion,
+    Port,
+    SpecModel,
+    choice,
+    number,
+    quantity,
+    string_map,
+    whole,
+)
+
+# Upper bounds no real workload reaches (issue 15): they keep every number finite downstream.
+#: Transformer layers.
+MAX_LAYERS = 100_000
+#: Widths: hidden, FFN, head_dim, vocabulary (2**24; the largest published is 256k).
+MAX_WIDTH = 2**24
+#: Attention heads and key/value heads.
+MAX_HEADS = 2**20
+#: Tokens in one sequence: 2**30 (published contexts reach 10M).
+MAX_TOKENS = 2**30
+#: Parallel degrees, micro-batches, accumulation steps, concurrency: a million.
+MAX_DEGREE = 1_000_000
+#: Experts of a mixture-of-experts layer.
+MAX_EXPERTS = 100_000
+
+Degree = whole(le=MAX_DEGREE)
+Tokens = whole(le=MAX_TOKENS)
+#: Durations (run hours, checkpoint interval, restart time): a million hours.
+MAX_HOURS = 1_000_000
 
 Task = choice(
     "pretrain",
@@ -84,7 +113,7 @@ QuantizationName = choice(
 class QuantizationBits(SpecModel):
     """Weights at a stated number of bits each (EXL2's bpw, a GGUF file's size x 8 / parameters)."""
 
-    bits: float = Field(gt=1, le=16, description="Bits per weight, scales and zero points included.")
+    bits: number(gt=1, le=16) = Field(description="Bits per weight, scales and zero points included.")
     applies_to: choice("all", "linear") = Field(
         "all", description="all: every parameter (GGUF, EXL2 report it so); linear: the block linears only."
     )
@@ -165,10 +194,12 @@ ActivationCheckpointing = Annotated[
 class Moe(SpecModel):
     """Mixture-of-experts layers."""
 
-    experts: int = Field(ge=2)
-    top_k: int = Field(ge=1)
-    expert_ffn: int | None = Field(None, ge=1, description="FFN width of one expert (default: model.ffn).")
-    shared_experts: int = Field(0, ge=0)
+    experts: whole(ge=2, le=MAX_EXPERTS)
+    top_k: whole(le=MAX_EXPERTS)
+    expert_ffn: whole(le=MAX_WIDTH) | None = Field(
+        None, description="FFN width of one expert (default: model.ffn)."
+    )
+    shared_experts: whole(ge=0, le=MAX_EXPERTS) = 0
 
 
 class ModelSpec(SpecModel):
@@ -179,15 +210,17 @@ class ModelSpec(SpecModel):
     hf_config: str | None = Field(
         None, description="Path to a Hugging Face config.json (read without transformers)."
     )
-    params_b: float | None = Field(None, gt=0, description="Parameters, billions.")
-    layers: int | None = Field(None, ge=1)
-    hidden: int | None = Field(None, ge=1)
-    heads: int | None = Field(None, ge=1)
-    kv_heads: int | None = Field(None, ge=1, description="Key/value heads (grouped-query attention).")
-    head_dim: int | None = Field(None, ge=1)
-    ffn: int | None = Field(None, ge=1, description="MLP intermediate size.")
-    vocab: int | None = Field(None, ge=1)
-    max_position: int | None = Field(None, ge=1)
+    params_b: number(gt=0, le=1e6) | None = Field(None, description="Parameters, billions.")
+    layers: whole(le=MAX_LAYERS) | None = None
+    hidden: whole(le=MAX_WIDTH) | None = None
+    heads: whole(le=MAX_HEADS) | None = None
+    kv_heads: whole(le=MAX_HEADS) | None = Field(
+        None, description="Key/value heads (grouped-query attention)."
+    )
+    head_dim: whole(le=MAX_WIDTH) | None = None
+    ffn: whole(le=MAX_WIDTH) | None = Field(None, description="MLP intermediate size.")
+    vocab: whole(le=MAX_WIDTH) | None = None
+    max_position: Tokens | None = None
     mlp: (
         choice("swiglu", "geglu", "gelu", "relu", aliases={"silu": "swiglu", "gated-silu": "swiglu"}) | None
     ) = None
@@ -225,20 +258,20 @@ class ModelSpec(SpecModel):
 
 
 class Batch(SpecModel):
-    micro: int = Field(ge=1, description="Micro-batch per GPU (sequences).")
-    grad_accum: int = Field(1, ge=1, description="Gradient accumulation steps.")
-    seq_len: int | None = Field(None, ge=1, description="Tokens per sequence.")
+    micro: Degree = Field(description="Micro-batch per GPU (sequences).")
+    grad_accum: Degree = Field(1, description="Gradient accumulation steps.")
+    seq_len: Tokens | None = Field(None, description="Tokens per sequence.")
 
 
 class Parallelism(SpecModel):
     """Data, tensor, pipeline, sequence and expert parallelism; ZeRO / FSDP sharding and offload."""
 
-    dp: int = Field(1, ge=1, description="Data-parallel replicas.")
-    tp: int = Field(1, ge=1, description="Tensor-parallel degree.")
-    pp: int = Field(1, ge=1, description="Pipeline stages.")
+    dp: Degree = Field(1, description="Data-parallel replicas.")
+    tp: Degree = Field(1, description="Tensor-parallel degree.")
+    pp: Degree = Field(1, description="Pipeline stages.")
     sp: bool = Field(False, description="Sequence parallelism (Megatron-style, with tp).")
-    cp: int = Field(1, ge=1, description="Context-parallel degree.")
-    ep: int = Field(1, ge=1, description="Expert-parallel degree.")
+    cp: Degree = Field(1, description="Context-parallel degree.")
+    ep: Degree = Field(1, description="Expert-parallel degree.")
     zero: Literal[0, 1, 2, 3] = Field(0, description="DeepSpeed ZeRO stage.")
     fsdp: choice("full_shard", "hybrid_shard", "shard_grad_op", "no_shard") | None = None
     offload: choice("none", "cpu", "nvme") = "none"
@@ -252,9 +285,9 @@ class Parallelism(SpecModel):
 
 
 class Lora(SpecModel):
-    rank: int = Field(ge=1)
-    alpha: float | None = None
-    dropout: float | None = Field(None, ge=0, lt=1)
+    rank: whole(le=MAX_HEADS)
+    alpha: number(ge=-1e6, le=1e6) | None = None
+    dropout: number(ge=0, lt=1) | None = None
     targets: list[str] | None = Field(
         None, description="Module names adapters attach to: q_proj, v_proj, ..."
     )
@@ -278,21 +311,29 @@ class Qlora(SpecModel):
 
 
 class Data(SpecModel):
-    samples: float | None = Field(None, ge=0, description="Training samples (or requests) in the data set.")
-    tokens: float | None = Field(None, ge=0, description="Tokens in the data set (or to train on).")
-    bytes_per_token: float | None = Field(None, gt=0, description="2 for uint16 token files, 4 for uint32.")
-    bytes_per_sample: quantity("bytes", "B") | None = None
-    size_gb: quantity("bytes", "GB") | None = Field(None, description="Size of the data set on disk, GB.")
+    samples: number(ge=0, le=1e15) | None = Field(
+        None, description="Training samples (or requests) in the data set."
+    )
+    tokens: number(ge=0, le=1e18) | None = Field(None, description="Tokens in the data set (or to train on).")
+    bytes_per_token: number(gt=0, le=1e6) | None = Field(
+        None, description="2 for uint16 token files, 4 for uint32."
+    )
+    bytes_per_sample: quantity("bytes", "B", le=1e12) | None = None
+    size_gb: quantity("bytes", "GB", le=1e9) | None = Field(
+        None, description="Size of the data set on disk, GB."
+    )
     access: choice("random", "sequential", "streaming") | None = None
-    num_workers: int | None = Field(None, ge=0, description="Data-loader workers per GPU process.")
+    num_workers: whole(ge=0, le=100_000) | None = Field(
+        None, description="Data-loader workers per GPU process."
+    )
     format: str | None = None
     storage: str | None = Field(None, description="Name of the rig storage device the data is read from.")
-    epochs: float | None = Field(None, gt=0)
+    epochs: number(gt=0, le=1e6) | None = None
 
 
 class Checkpoint(SpecModel):
     kind: choice("full", "weights-only", "sharded") = "full"
-    keep: int | None = Field(None, ge=1, description="Checkpoints kept on disk.")
+    keep: whole(le=1_000_000) | None = Field(None, description="Checkpoints kept on disk.")
     storage: str | None = Field(
         None, description="Name of the rig storage device checkpoints are written to."
     )
@@ -300,8 +341,10 @@ class Checkpoint(SpecModel):
 
 
 class Run(SpecModel):
-    hours: quantity("duration", "h") | None = Field(None, description="Planned wall-clock duration, hours.")
-    checkpoint_interval_min: quantity("duration", "min") | None = None
+    hours: quantity("duration", "h", le=MAX_HOURS) | None = Field(
+        None, description="Planned wall-clock duration, hours."
+    )
+    checkpoint_interval_min: quantity("duration", "min", gt=0, ge=None, le=MAX_HOURS * 60) | None = None
     checkpoint: Checkpoint | None = None
     needs_fp64: bool | None = Field(
         None, description="The job does double-precision math (solvers, simulation)."
@@ -313,10 +356,10 @@ class Run(SpecModel):
             "(OPT-175B on a new cloud cluster, 8.1e-5).",
         )
     )
-    failure_rate_per_gpu_hour: float | None = Field(
-        None, gt=0, lt=1, description="Your own fleet's interruptions per GPU-hour; replaces failure_prior."
+    failure_rate_per_gpu_hour: number(gt=0, lt=1) | None = Field(
+        None, description="Your own fleet's interruptions per GPU-hour; replaces failure_prior."
     )
-    restart_minutes: quantity("duration", "min") | None = Field(
+    restart_minutes: quantity("duration", "min", le=MAX_HOURS * 60) | None = Field(
         None, description="Time from a failure to training again (detect, reschedule, load the checkpoint)."
     )
 
@@ -346,37 +389,37 @@ class Inference(SpecModel):
         )
         | None
     ) = None
-    concurrency: int = Field(1, ge=1, description="Sequences served at once.")
-    context_len: int | None = Field(None, ge=1, description="Tokens per sequence (prompt + output).")
-    prompt_len: int | None = Field(None, ge=1)
-    output_len: int | None = Field(None, ge=1)
+    concurrency: Degree = Field(1, description="Sequences served at once.")
+    context_len: Tokens | None = Field(None, description="Tokens per sequence (prompt + output).")
+    prompt_len: Tokens | None = None
+    output_len: Tokens | None = None
     kv_cache_dtype: choice("fp32", "bf16", "fp16", "fp8", "int8", "int4", aliases={"auto": "bf16"}) | None = (
         None
     )
-    gpu_memory_utilization: float | None = Field(None, gt=0, le=1, description="vLLM's share of VRAM to use.")
-    max_num_seqs: int | None = Field(
+    gpu_memory_utilization: number(gt=0, le=1) | None = Field(
+        None, description="vLLM's share of VRAM to use."
+    )
+    max_num_seqs: Degree | None = Field(
         None,
-        ge=1,
         description="vLLM/SGLang: sequences scheduled at once (sets the profile run's sampled logits).",
     )
-    max_num_batched_tokens: int | None = Field(
+    max_num_batched_tokens: Tokens | None = Field(
         None,
-        ge=1,
         description="vLLM: tokens in one scheduled batch (the size of its memory-profiling forward pass).",
     )
-    target_tokens_per_s_per_seq: float | None = Field(None, gt=0)
-    target_tokens_per_s: float | None = Field(
-        None, gt=0, description="Aggregate output tokens/s of all sequences at this concurrency."
+    target_tokens_per_s_per_seq: number(gt=0, le=1e9) | None = None
+    target_tokens_per_s: number(gt=0, le=1e12) | None = Field(
+        None, description="Aggregate output tokens/s of all sequences at this concurrency."
     )
-    target_ttft_ms: float | None = Field(None, gt=0)
+    target_ttft_ms: number(gt=0, le=1e9) | None = None
 
 
 class Launcher(SpecModel):
     kind: choice("torchrun", "deepspeed", "accelerate", "slurm", "mpirun", "python", "ray", "other")
-    master_port: int | None = Field(None, ge=1, le=65535)
-    rdzv_port: int | None = Field(None, ge=1, le=65535)
+    master_port: Port | None = None
+    rdzv_port: Port | None = None
     rdzv_backend: choice("c10d", "static", "etcd", "etcd-v2") | None = None
-    nproc_per_node: int | None = Field(None, ge=1)
+    nproc_per_node: whole(le=1024) | None = None
 
 
 class Workload(SpecModel):
@@ -384,7 +427,7 @@ class Workload(SpecModel):
 
     api_version: ApiVersion = Field(alias="apiVersion")
     kind: Literal["Workload"]
-    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    name: str = Field(min_length=1, max_length=MAX_NAME, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     description: str | None = None
     model: ModelSpec
     task: Task

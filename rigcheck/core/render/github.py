@@ -7,28 +7,21 @@ shows only 10 of each), then by file and line::
 
 then one plain summary line. Suppressed findings, passes and skips get no annotation. Values are
 escaped as the Actions runner unescapes them: ``%``, CR and LF in the message; also ``:`` and
-``,`` in property values (``file``, ``title``). The full report belongs in the job summary: write
-``--format markdown`` to ``$GITHUB_STEP_SUMMARY``.
+``,`` in property values (``file``, ``title``); other control characters (ESC, BEL) are shown as
+``\\x1b``, ``\\x07`` (:mod:`rigcheck.core.render.escape`). The full report belongs in the job
+summary: write ``--format markdown`` to ``$GITHUB_STEP_SUMMARY``.
 """
 
 from __future__ import annotations
 
 from rigcheck.core.findings import Finding, Severity
 from rigcheck.core.render import RenderOptions, finding_context, relative_path
+from rigcheck.core.render.escape import escape_github_data as escape_data
+from rigcheck.core.render.escape import escape_github_property as escape_property
 from rigcheck.core.report import Report
 
 _COMMANDS = {Severity.FAIL: "error", Severity.WARN: "warning"}
 _VERDICT = {"pass": "PASS", "warn": "WARN", "fail": "FAIL"}
-
-
-def escape_data(text: str) -> str:
-    """Escape a workflow command's message (the part after ``::``)."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def escape_property(text: str) -> str:
-    """Escape a workflow command's property value (``file=``, ``title=``)."""
-    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
 def render_github(report: Report, options: RenderOptions) -> str:

@@ -14,22 +14,21 @@ findings in one suite are folded into its testcase:
 - otherwise, when every finding is a skip: ``<skipped>`` with what could not be checked;
 - passes: an empty testcase.
 
-Times are ``"0"``: the report's timings are per checker, not per rule.
+Times are ``"0"``: the report's timings are per checker, not per rule. Spec, path and plugin text
+goes through :func:`~rigcheck.core.render.escape.escape_xml`: control characters and what XML 1.0
+forbids become U+FFFD; ElementTree escapes the markup.
 """
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 
 from rigcheck.core.findings import Finding, Severity
 from rigcheck.core.render import RenderOptions, relative_path
+from rigcheck.core.render.escape import escape_xml
 from rigcheck.core.render.sarif import rule_family
 from rigcheck.core.report import Report, RunRecord
-
-# Characters XML 1.0 does not allow, even escaped.
-_INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
 def render_junit(report: Report, options: RenderOptions) -> str:
@@ -139,7 +138,11 @@ def _testcase(
     case = ET.SubElement(
         suite,
         "testcase",
-        {"classname": f"rigcheck.{rule_family(code, first.checker)}", "name": _clean(name), "time": "0"},
+        {
+            "classname": _clean(f"rigcheck.{rule_family(code, first.checker)}"),
+            "name": _clean(name),
+            "time": "0",
+        },
     )
     where = _where(first, options.root, line=False)
     if where:
@@ -216,5 +219,5 @@ def _set_counts(element: ET.Element, counts: dict[str, int]) -> None:
 
 
 def _clean(text: str) -> str:
-    """``text`` without the characters XML 1.0 cannot carry (ElementTree escapes the rest)."""
-    return _INVALID_XML.sub("\ufffd", text)
+    """``text`` without control characters and what XML 1.0 cannot carry (ElementTree escapes the rest)."""
+    return escape_xml(text)

@@ -5,12 +5,16 @@ check``) a table of the warnings and failures that count, with where they point.
 findings follow in a collapsed ``<details>`` table with their kind and reason. GitHub refuses a
 comment over 65,536 characters, so tables are cut short with an "... and N more" row when the
 whole would be longer.
+
+Spec, path and plugin text is escaped (:func:`~rigcheck.core.render.escape.escape_markdown`): it
+forms no link, image or HTML, and a pipe or a line break cannot end a table cell.
 """
 
 from __future__ import annotations
 
 from rigcheck.core.findings import Finding, Severity
 from rigcheck.core.render import RenderOptions, relative_path
+from rigcheck.core.render.escape import escape_markdown
 from rigcheck.core.render.junit import group_findings
 from rigcheck.core.report import Report
 
@@ -52,7 +56,7 @@ def _render(report: Report, options: RenderOptions, limit: int | None) -> str:
             continue
         lines += ["| | Rule | Finding | Where |", "|---|---|---|---|"]
         rows = [
-            f"| {_ICONS[finding.severity]} | {finding.code} | {_cell(_message(finding))} | "
+            f"| {_ICONS[finding.severity]} | {_cell(finding.code)} | {_cell(_message(finding))} | "
             f"{_cell(_where(finding, options.root))} |"
             for finding in shown
         ]
@@ -71,7 +75,7 @@ def _render(report: Report, options: RenderOptions, limit: int | None) -> str:
             kinds = ", ".join(dict.fromkeys(_KINDS[s.kind] for s in finding.suppressions))
             reasons = "; ".join(dict.fromkeys(s.reason for s in finding.suppressions))
             rows.append(
-                f"| {finding.code} | {_cell(_message(finding, subject=True))} | {kinds} | {_cell(reasons)} | "
+                f"| {_cell(finding.code)} | {_cell(_message(finding, subject=True))} | {kinds} | {_cell(reasons)} | "
                 f"{_cell(_where(finding, options.root))} |"
             )
         lines += _cut(rows, limit, columns=5, at=1)
@@ -106,12 +110,13 @@ def _where(finding: Finding, root: str | None) -> str:
 
 
 def _cell(text: str) -> str:
-    """One table cell: one line, ``|`` escaped, HTML brackets neutralised, not too long."""
+    """One table cell: one line, Markdown escaped (``|`` too), not too long."""
     text = " ".join(text.split())
     if len(text) > _MAX_CELL:
         text = text[: _MAX_CELL - 1].rstrip() + "…"
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    return escape_markdown(text)
 
 
 def _inline(text: str) -> str:
-    return " ".join(text.split()).replace("<", "&lt;").replace(">", "&gt;")
+    """Text in a heading: one line, Markdown escaped."""
+    return escape_markdown(" ".join(text.split()), table=False)

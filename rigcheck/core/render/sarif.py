@@ -15,13 +15,15 @@ and what trips uploads (research: linters_and_plugins.md section 3):
 Only warnings and failures are results; passes and skips are not. Suppressed findings stay results
 with ``suppressions[]`` (inline and file comments are ``inSource``; waivers and baselines are
 ``external``), so code scanning shows them as dismissed instead of losing them.
+
+Message texts from specs, paths and plugins are escaped (:func:`~rigcheck.core.render.escape.escape_sarif`:
+control characters visible, a ``]`` before ``(`` escaped so that no embedded link forms); property
+bags keep the exact values. The log has no NaN or Infinity and no raw control byte.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -29,6 +31,7 @@ from urllib.parse import quote
 
 from rigcheck.core.findings import Finding, Location, Severity, Suppression
 from rigcheck.core.render import RenderOptions, finding_context, relative_path
+from rigcheck.core.render.escape import dump_json, escape_sarif, escape_text, json_safe
 from rigcheck.core.report import Report
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -77,7 +80,7 @@ def rule_family(code: str, checker: str = "") -> str:
 
 
 def render_sarif(report: Report, options: RenderOptions) -> str:
-    return json.dumps(sarif_log(report, options), indent=2, ensure_ascii=False) + "\n"
+    return dump_json(sarif_log(report, options)) + "\n"
 
 
 def sarif_log(report: Report, options: RenderOptions) -> dict[str, Any]:
@@ -140,7 +143,7 @@ def _rule(code: str, findings: list[Finding], rules: Mapping[str, Any]) -> dict[
         worst = max((finding.severity for finding in findings), key=lambda severity: severity.rank)
         level = _LEVELS[worst]
         name = first.name or code
-        described = f"{code} {first.name}".strip()
+        described = escape_sarif(f"{code} {first.name}".strip())
         entry: dict[str, Any] = {
             "id": code,
             "name": name,
@@ -211,12 +214,12 @@ def _clip(text: str, limit: int = MAX_DESCRIPTION) -> str:
 def _result(
     finding: Finding, rule_index: int, root: str | None, context: str | None, fallback: str | None
 ) -> dict[str, Any]:
-    text = finding.message
+    text = escape_sarif(finding.message)
     location = finding.location
     if context:
-        text = f"[{context}] {text}"
+        text = f"[{escape_sarif(context)}] {text}"
     if finding.fix:
-        text = f"{text} Fix: {finding.fix}"
+        text = f"{text} Fix: {escape_sarif(finding.fix)}"
     result: dict[str, Any] = {
         "ruleId": finding.code,
         "ruleIndex": rule_index,
@@ -261,7 +264,7 @@ def _physical(location: Location, root: str | None) -> dict[str, Any]:
 def _related(location: Location, number: int, root: str | None) -> dict[str, Any]:
     related: dict[str, Any] = {"id": number, "physicalLocation": _physical(location, root)}
     if location.pointer:
-        related["message"] = {"text": location.pointer}
+        related["message"] = {"text": escape_sarif(location.pointer)}
     return related
 
 
@@ -269,7 +272,7 @@ def _suppression(suppression: Suppression, root: str | None) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "kind": _SUPPRESSION_KINDS[suppression.kind],
         "status": "accepted",
-        "justification": suppression.reason,
+        "justification": escape_text(suppression.reason),
     }
     if suppression.location is not None and suppression.location.file:
         entry["location"] = {"physicalLocation": _physical(suppression.location, root)}
@@ -293,21 +296,3 @@ def artifact_location(path: str | None, root: str | None) -> dict[str, Any]:
 
 def _is_absolute(path: str) -> bool:
     return path.startswith("/") or bool(re.match(r"^[A-Za-z]:/", path))
-
-
-def json_safe(value: Any) -> Any:
-    """``value`` with only JSON types: tuples and sets become lists, keys strings, NaN and
-    infinities strings, anything else its ``str``."""
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
-    if isinstance(value, Mapping):
-        return {str(key): json_safe(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(item) for item in value]
-    if isinstance(value, (set, frozenset)):
-        return sorted((json_safe(item) for item in value), key=repr)
-    if hasattr(value, "model_dump"):
-        return json_safe(value.model_dump(mode="json"))
-    return str(value)

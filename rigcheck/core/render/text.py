@@ -1,13 +1,17 @@
 """The ``text`` format: a checklist grouped by checker, with the numbers and the fix.
 
 Colour only when asked for (the CLI asks on a terminal, and never when ``NO_COLOR`` is set,
-https://no-color.org/); ASCII marks when the output cannot encode the Unicode ones.
+https://no-color.org/); ASCII marks when the output cannot encode the Unicode ones. Every string
+from a spec, a path or a plugin goes through :func:`~rigcheck.core.render.escape.escape_text`
+(control characters visible, one line per field), and no line can start a workflow command.
 """
 
 from __future__ import annotations
 
 from rigcheck.core.findings import Finding, Severity
 from rigcheck.core.render import RenderOptions
+from rigcheck.core.render.escape import escape_text as _e
+from rigcheck.core.render.escape import guard_line
 from rigcheck.core.report import Report
 
 _MARKS = {Severity.PASS: "✓", Severity.SKIP: "?", Severity.WARN: "!", Severity.FAIL: "✗"}
@@ -21,17 +25,17 @@ def render_text(report: Report, options: RenderOptions) -> str:
         return _render_lint(report, options)
     paint = _painter(options.color)
     marks = _MARKS if options.unicode else _ASCII
-    lines = [f"rigcheck {report.tool.version}: {report.subject}"]
+    lines = [f"rigcheck {report.tool.version}: {_e(report.subject)}"]
     for item in report.inputs:
-        lines.append(f"  {item.kind.lower():<8} {item.path}")
+        lines.append(f"  {item.kind.lower():<8} {_e(item.path)}")
     groups: dict[str, list[Finding]] = {}
     for finding in report.findings:
         groups.setdefault(finding.checker or "engine", []).append(finding)
     for checker, findings in groups.items():
         plugin = findings[0].plugin
-        origin = "" if plugin.startswith("rigcheck.") or plugin == "rigcheck" else f"  [{plugin}]"
+        origin = "" if plugin.startswith("rigcheck.") or plugin == "rigcheck" else f"  [{_e(plugin)}]"
         lines.append("")
-        lines.append(paint(f"{checker}{origin}", "1"))
+        lines.append(paint(f"{_e(checker)}{origin}", "1"))
         for finding in findings:
             lines.extend(_finding_lines(finding, marks, paint, options.verbose))
     quiet = [run for run in report.checkers if run.status == "skipped" and run.name not in groups]
@@ -40,13 +44,15 @@ def render_text(report: Report, options: RenderOptions) -> str:
         lines.append("")
         by_reason: dict[str, list[str]] = {}
         for run in quiet:
-            by_reason.setdefault(run.reason or "skipped", []).append(run.name)
+            by_reason.setdefault(_e(run.reason or "skipped"), []).append(_e(run.name))
         for reason, names in by_reason.items():
             listed = f": {', '.join(names)}" if options.verbose else ""
             lines.append(paint(f"{len(names)} checker(s) skipped, {reason}{listed}", "2"))
         if deselected:  # --select / --ignore: one line, not one per checker (-v lists them)
             names = (
-                f": {', '.join(run.name for run in deselected)}" if options.verbose else " (-v lists them)"
+                f": {', '.join(_e(run.name) for run in deselected)}"
+                if options.verbose
+                else " (-v lists them)"
             )
             lines.append(paint(f"{len(deselected)} checkers without a selected rule{names}", "2"))
     summary = report.summary
@@ -58,7 +64,7 @@ def render_text(report: Report, options: RenderOptions) -> str:
         f"{summary.skipped} not checked{', ' + str(summary.suppressed) + ' suppressed' if summary.suppressed else ''}"
         f"  (exit {report.exit_code} with --fail-on {report.fail_on})"
     )
-    return "\n".join(lines) + "\n"
+    return _join(lines)
 
 
 def _render_lint(report: Report, options: RenderOptions) -> str:
@@ -66,7 +72,7 @@ def _render_lint(report: Report, options: RenderOptions) -> str:
     paint = _painter(options.color)
     marks = _MARKS if options.unicode else _ASCII
     shown = (Severity.WARN, Severity.FAIL) if not options.verbose else tuple(Severity)
-    lines = [f"rigcheck {report.tool.version}: {report.subject}"]
+    lines = [f"rigcheck {report.tool.version}: {_e(report.subject)}"]
     by_run: dict[int | None, list[Finding]] = {}
     for finding in report.findings:
         by_run.setdefault(finding.run, []).append(finding)
@@ -80,10 +86,10 @@ def _render_lint(report: Report, options: RenderOptions) -> str:
         findings = [f for f in by_run.get(index, []) if f.counts and f.severity in shown]
         verdict = _VERDICT[run.verdict]
         color = {"PASS": "32", "WARN": "33", "FAIL": "31"}[verdict]
-        where = run.rig + (f" + {run.workload}" if run.workload else "")
+        where = _e(run.rig) + (f" + {_e(run.workload)}" if run.workload else "")
         suppressed = f", {run.summary.suppressed} suppressed" if run.summary.suppressed else ""
         lines.append("")
-        lines.append(f"{paint(verdict, color + ';1')} {paint(run.subject, '1')}  ({where}{suppressed})")
+        lines.append(f"{paint(verdict, color + ';1')} {paint(_e(run.subject), '1')}  ({where}{suppressed})")
         for finding in findings:
             lines.extend(_finding_lines(finding, marks, paint, options.verbose))
         elsewhere = (
@@ -110,31 +116,38 @@ def _render_lint(report: Report, options: RenderOptions) -> str:
         f"{paint(verdict, color + ';1')}  {summary.passed} passed, {summary.warned} warned, {summary.failed} failed, "
         f"{summary.skipped} not checked{suppressed}  (exit {report.exit_code} with --fail-on {report.fail_on})"
     )
-    return "\n".join(lines) + "\n"
+    return _join(lines)
+
+
+def _join(lines: list[str]) -> str:
+    """The report: no line may read as a workflow command under GitHub Actions."""
+    return "\n".join(guard_line(line) for line in lines) + "\n"
 
 
 def _finding_lines(finding: Finding, marks: dict[Severity, str], paint, verbose: bool) -> list[str]:  # type: ignore[no-untyped-def]
     mark = paint(marks[finding.severity], _COLORS[finding.severity])
-    lines = [f"  {mark} {paint(finding.code, _COLORS[finding.severity])} {finding.message}"]
+    lines = [f"  {mark} {paint(_e(finding.code), _COLORS[finding.severity])} {_e(finding.message)}"]
     if finding.suppressions:
         first = finding.suppressions[0]
-        lines[0] += paint(f"  [suppressed ({first.kind}): {first.reason}]", "2")
+        lines[0] += paint(f"  [suppressed ({_e(first.kind)}): {_e(first.reason)}]", "2")
     location = finding.location
     if location is not None and location.file:
-        where = f"{location.file}:{location.line}:{location.column}"
-        pointer = f"  {location.pointer}" if location.pointer else ""
+        where = f"{_e(location.file)}:{location.line}:{location.column}"
+        pointer = f"  {_e(location.pointer)}" if location.pointer else ""
         lines.append(paint(f"      at {where}{pointer}", "2"))
         for other in finding.related:  # the other file of a rig + workload finding
             if other.file and other.file != location.file:
                 lines.append(
-                    paint(f"      with {other.file}:{other.line}:{other.column}  {other.pointer}", "2")
+                    paint(
+                        f"      with {_e(other.file)}:{other.line}:{other.column}  {_e(other.pointer)}", "2"
+                    )
                 )
                 break
     if finding.fix and finding.severity is not Severity.PASS:
-        lines.append(f"      fix: {finding.fix}")
+        lines.append(f"      fix: {_e(finding.fix)}")
     if verbose and finding.evidence:
         for key, value in finding.evidence.items():
-            lines.append(paint(f"      {key}: {value}", "2"))
+            lines.append(paint(f"      {_e(str(key))}: {_e(str(value))}", "2"))
     return lines
 
 

@@ -1,0 +1,139 @@
+"""The checked root: what a spec or a config in a pull request may make rigcheck read.
+
+A repository under review is untrusted input. Every path it names (``runs_on``, config ``pairs``,
+``matrix`` and ``baseline``, a workload's ``hf_config``) and every file the lint walk finds must
+resolve, symlinks included, to a file inside the checked root; anything else is reported, not
+read. Only regular files are opened, without blocking (a FIFO named ``*.yaml`` does not hang the
+run), and at most a cap of bytes is read from the open file, whatever ``stat`` says (``/dev/zero``
+reports size 0).
+
+The root is the repository being checked: ``--root``, else the nearest folder with a ``.git``
+entry at or above the config, the first path named or the working directory, else that folder
+itself. Library callers
+that never set a root read wherever they are told.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar, Token
+from pathlib import Path
+
+_ROOT: ContextVar[str | None] = ContextVar("rigcheck_checked_root", default=None)
+_NUL = "the path contains a NUL character; no file has such a name"
+
+
+class BoundaryError(Exception):
+    """A path outside the checked root, or a file that is not a regular file or is over its cap."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+def repository_root(start: str | os.PathLike[str]) -> str:
+    """The nearest folder at or above ``start`` that holds a ``.git`` entry, else ``start``'s folder."""
+    here = Path(start).resolve()
+    folder = here if here.is_dir() else here.parent
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return str(candidate)
+    return str(folder)
+
+
+def set_root(path: str | os.PathLike[str] | None) -> Token[str | None]:
+    """Confine reads to ``path`` (None: no confinement) until :func:`reset_root` of the token."""
+    return _ROOT.set(os.path.realpath(path) if path is not None else None)
+
+
+def reset_root(token: Token[str | None]) -> None:
+    _ROOT.reset(token)
+
+
+def checked_root() -> str | None:
+    return _ROOT.get()
+
+
+def outside_reason(path: str | os.PathLike[str]) -> str | None:
+    """Why ``path`` may not be read under the current root (None when it may)."""
+    if "\x00" in os.fspath(path):  # no file system has such a name; os calls raise ValueError on it
+        return _NUL
+    root = _ROOT.get()
+    if root is None:
+        return None
+    real = os.path.realpath(path)
+    if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
+        return None
+    how = "a symlink to " if os.path.islink(path) else ""
+    return (
+        f"{how}{real} is outside the checked root {root}; rigcheck reads only files inside the repository "
+        "(--root DIR sets another)"
+    )
+
+
+def check_inside(path: str | os.PathLike[str]) -> None:
+    reason = outside_reason(path)
+    if reason is not None:
+        raise BoundaryError(str(path), reason)
+
+
+@contextmanager
+def _open_regular(path: str | os.PathLike[str]) -> Iterator[int]:
+    """A descriptor of ``path`` opened without blocking (a FIFO does not hang), closed after;
+    :class:`BoundaryError` unless ``fstat`` of the open file says it is a regular file."""
+    if "\x00" in os.fspath(path):
+        raise BoundaryError(str(path), _NUL)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    descriptor = os.open(path, flags)
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            raise BoundaryError(
+                str(path), f"not a regular file ({_kind(info.st_mode)}); rigcheck reads only files"
+            )
+        yield descriptor
+    finally:
+        os.close(descriptor)
+
+
+def read_regular(path: str | os.PathLike[str], limit: int, *, inside: bool = True) -> bytes:
+    """Up to ``limit`` bytes of a regular file (``inside``: within the checked root), or
+    :class:`BoundaryError`; ``OSError`` for a file that cannot be opened."""
+    if inside:
+        check_inside(path)
+    chunks, left = [], limit + 1
+    with _open_regular(path) as descriptor:
+        while left > 0:  # the cap is read from the open file: stat says 0 for /dev/zero
+            chunk = os.read(descriptor, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    data = b"".join(chunks)
+    if len(data) > limit:
+        raise BoundaryError(str(path), f"the file is over {limit:,} bytes, the most rigcheck reads")
+    return data
+
+
+def read_head(path: str | os.PathLike[str], size: int) -> bytes:
+    """The first ``size`` bytes of a regular file (no root check, no cap): for telling a spec from
+    other YAML. :class:`BoundaryError` for what is not a regular file, ``OSError`` if unreadable."""
+    with _open_regular(path) as descriptor:
+        return os.read(descriptor, size)
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a folder"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
