@@ -90,7 +90,7 @@ def workload_yaml(case_id: str, fields: dict) -> str:  # type: ignore[type-arg]
 
 def accelerate_rule(estimate) -> float:  # type: ignore[no-untyped-def]
     """The rule of thumb of `accelerate estimate-memory`: the weights at their dtype, x 4 for training
-    with Adam, x 1.2 for inference (research/vram.md section 1)."""
+    with Adam, x 1.2 for inference (docs/research/vram.md section 1)."""
     weights = estimate.memory.component("weights").bytes
     factor = 1.2 if estimate.inputs.task == "inference" else 4
     return weights * factor / GIB

@@ -1,4 +1,4 @@
-"""ICX001-ICX006 with numbers worked by hand from rules_facts.md NET-4, NET-9, NET-10, PLT-2/3."""
+"""ICX001-ICX006 with numbers worked by hand from docs/research/rules_facts.md NET-4, NET-9, NET-10, PLT-2/3."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """NET001-NET007: NCCL interface syntax, fabric thresholds, ports, GPUDirect RDMA, subnets
-(rules_facts.md NET-1, NET-2, NET-6, NET-11; NCCL environment-variable docs)."""
+(docs/research/rules_facts.md NET-1, NET-2, NET-6, NET-11; NCCL environment-variable docs)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""PWR001-PWR005 with numbers worked by hand from rules_facts.md PSU-1..PSU-12, at and around each
+"""PWR001-PWR005 with numbers worked by hand from docs/research/rules_facts.md PSU-1..PSU-12, at and around each
 threshold. Sustained DC load here: 2 x 350 W (RTX 3090) + 100 W CPU + 100 W platform = 900 W."""
 
 from __future__ import annotations
@@ -155,7 +155,7 @@ class TestWallCircuit:
         assert all(f.severity is Severity.PASS for f in findings)  # 900 W split over two circuits
 
     def test_puget_quad_3090_on_a_15_amp_circuit(self, check) -> None:  # type: ignore[no-untyped-def]
-        """rules_facts.md section 7.6: 4 x 350 W + 165 W (W-2255) + 100 W = 1,665 W DC on one 1,600 W
+        """docs/research/rules_facts.md section 7.6: 4 x 350 W + 165 W (W-2255) + 100 W = 1,665 W DC on one 1,600 W
         Platinum PSU fails PSU-1; at full load Platinum is 89% efficient, so 1,665 / 0.89 = 1,871 W at the
         wall fails the 1,440 W circuit. (Puget measured 1,717 W at the wall with the cards limited to 300 W:
         rigcheck gives (1,200 + 265) / 0.895 = 1,637 W for that case, 5% under.)"""

@@ -1,4 +1,4 @@
-"""REL001-REL004 with numbers worked by hand from rules_facts.md REL-1..REL-6.
+"""REL001-REL004 with numbers worked by hand from docs/research/rules_facts.md REL-1..REL-6.
 
 Failure prior: Llama 3's 419 unexpected interruptions on 16,384 H100s in 54 days (1,296 h) give
 lambda = 419 / (16,384 x 1,296) = 1.97e-5 per GPU-hour. Job MTBF = 1 / (lambda x GPUs):

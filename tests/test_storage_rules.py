@@ -1,4 +1,4 @@
-"""STO001-STO005 with numbers worked by hand from rules_facts.md STO-1..STO-6.
+"""STO001-STO005 with numbers worked by hand from docs/research/rules_facts.md STO-1..STO-6.
 
 The checkpoint examples train Llama-2-7B (6,738,415,616 parameters) on one 8 x H100 node: a full
 restartable checkpoint is 14 B/param = 94,337,818,624 B; a gp3 volume at its baseline writes

@@ -3,7 +3,7 @@
 The tables are NVIDIA's "CUDA Toolkit and Corresponding Driver Versions", the minor-version and
 forward compatibility rules, the architecture matrix, nvcc's targets and PyTorch's wheel build lists
 (each with its source in the data file). Three things must line up for CUDA code to run
-(cuda_compat.md section 1): the driver supports the GPU, the driver supports the runtime the
+(docs/research/cuda_compat.md section 1): the driver supports the GPU, the driver supports the runtime the
 application was built with, and the application carries machine code (SASS) or PTX for the GPU.
 
 Version strings compare as dotted integers ("535.104.05" > "535.54.03"). A driver belongs to the

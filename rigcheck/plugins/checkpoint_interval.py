@@ -1,4 +1,4 @@
-"""REL003: the checkpoint interval against Young's optimum (rules_facts.md REL-4, REL-5).
+"""REL003: the checkpoint interval against Young's optimum (docs/research/rules_facts.md REL-4, REL-5).
 
 Young (1974): ``tau = sqrt(2 delta M)`` minimises the time lost to writing checkpoints (delta each)
 plus the work redone after failures (mean time between them M). Daly (2006) refines it with

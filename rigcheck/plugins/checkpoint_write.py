@@ -1,4 +1,4 @@
-"""STO004: checkpoint write time against the checkpoint interval (rules_facts.md STO-4, STO-5)."""
+"""STO004: checkpoint write time against the checkpoint interval (docs/research/rules_facts.md STO-4, STO-5)."""
 
 from __future__ import annotations
 

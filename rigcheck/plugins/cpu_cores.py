@@ -1,4 +1,4 @@
-"""PLT002: CPU cores for one process per GPU plus its data-loader workers (rules_facts.md CPU-1)."""
+"""PLT002: CPU cores for one process per GPU plus its data-loader workers (docs/research/rules_facts.md CPU-1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""CUDA003: the CUDA runtime or toolkit in use supports the GPU's architecture (cuda_compat.md
+"""CUDA003: the CUDA runtime or toolkit in use supports the GPU's architecture (docs/research/cuda_compat.md
 sections 5, 5b).
 
 Each architecture has a first CUDA release (Hopper and Ada 11.8, Blackwell 12.8) and, once retired,

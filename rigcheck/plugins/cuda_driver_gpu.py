@@ -1,4 +1,4 @@
-"""CUDA001: the installed driver can drive the GPU (cuda_compat.md sections 5, 5a).
+"""CUDA001: the installed driver can drive the GPU (docs/research/cuda_compat.md sections 5, 5a).
 
 A GPU needs a driver at least as new as the one bundled with the first toolkit that supports its
 architecture (Blackwell: CUDA 12.8, 570.26), and no newer than the architecture's last branch

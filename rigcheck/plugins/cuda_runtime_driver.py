@@ -1,4 +1,4 @@
-"""CUDA002: the driver supports the CUDA runtime the applications were built with (cuda_compat.md
+"""CUDA002: the driver supports the CUDA runtime the applications were built with (docs/research/cuda_compat.md
 sections 2-4).
 
 Natively when the driver's branch runs that CUDA (what nvidia-smi prints as "CUDA Version");

@@ -1,4 +1,4 @@
-"""STO001, STO002, STO005: can the data's storage feed the GPUs (rules_facts.md STO-1..STO-3)?
+"""STO001, STO002, STO005: can the data's storage feed the GPUs (docs/research/rules_facts.md STO-1..STO-3)?
 
 The GPUs consume tokens (or samples) at the optimistic end of the throughput estimate; the data
 device must read that many bytes per second with a 1.2x margin, and, for random access, serve one
@@ -20,7 +20,7 @@ from rigcheck.core.numbers import fmt
 from rigcheck.core.rules import Rule, RuleDocs
 
 _STO = (
-    "rules_facts.md STO-1..STO-3",
+    "docs/research/rules_facts.md STO-1..STO-3",
     "https://docs.aws.amazon.com/prescriptive-guidance/latest/"
     "sql-server-ec2-ha-dr/ebs-storage-types.html (gp3 baseline 3,000 IOPS, 125 MiB/s)",
 )

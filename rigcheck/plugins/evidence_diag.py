@@ -1,4 +1,4 @@
-"""EVD009: ``dcgmi diag`` results (tool_formats.md section 8). A level where every test was skipped
+"""EVD009: ``dcgmi diag`` results (docs/research/tool_formats.md section 8). A level where every test was skipped
 is not a pass."""
 
 from __future__ import annotations

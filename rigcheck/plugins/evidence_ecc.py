@@ -1,4 +1,4 @@
-"""EVD003: ECC as the machine reports it, against what the rig expects (rules_facts.md REL-6).
+"""EVD003: ECC as the machine reports it, against what the rig expects (docs/research/rules_facts.md REL-6).
 
 nvidia-smi and NVML report ECC as Enabled, Disabled or N/A (GeForce), with a *pending* mode that
 takes effect at the next reboot. The expectation is the rig's ``ecc:`` if set, else the catalog's
@@ -35,7 +35,7 @@ ECC = Rule(
         "deliberate.",
         references=(
             "https://docs.nvidia.com/deploy/nvidia-smi/index.html (ECC Mode)",
-            "rules_facts.md REL-6",
+            "docs/research/rules_facts.md REL-6",
         ),
     ),
 )

@@ -23,7 +23,7 @@ UNREADABLE = Rule(
         example="```\nattached_gpus says 4 but the file has 1 <gpu> element   -> EVD013\n```",
         fix="Re-collect the output in full (redirect to a file instead of copying from a terminal; `nvidia-smi -q -x "
         "> node.xml`), or use `rigcheck probe`.",
-        references=("tool_formats.md (what each format must contain)",),
+        references=("docs/research/tool_formats.md (what each format must contain)",),
     ),
 )
 

@@ -1,4 +1,4 @@
-"""EVD006: NCCL all-reduce bus bandwidth against the links it ran over (rules_facts.md NET-4, NET-5).
+"""EVD006: NCCL all-reduce bus bandwidth against the links it ran over (docs/research/rules_facts.md NET-4, NET-5).
 
 Judged at the largest message size (the footer's average is dominated by small sizes: 66 GB/s on
 a box that reaches 232), against the per-direction rate of the link the ranks share: NVLink or
@@ -36,7 +36,7 @@ BUSBW = Rule(
         "(NET004); run with NCCL_DEBUG=INFO to see the transport NCCL chose.",
         references=(
             "https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md",
-            "rules_facts.md NET-5",
+            "docs/research/rules_facts.md NET-5",
         ),
     ),
 )

@@ -1,5 +1,5 @@
-"""EVD005, EVD012: NVLink links and GPU peer-to-peer as measured (rules_facts.md NET-7, NET-9;
-tool_formats.md sections 4 and 7).
+"""EVD005, EVD012: NVLink links and GPU peer-to-peer as measured (docs/research/rules_facts.md NET-7, NET-9;
+docs/research/tool_formats.md sections 4 and 7).
 
 ``nvidia-smi nvlink -s`` lists each link's speed or ``<inactive>``; ``nvidia-smi topo -m`` shows
 ``NV#`` between GPUs joined by # links; ``topo -p2p`` and p2pBandwidthLatencyTest say whether peers
@@ -31,7 +31,7 @@ NVLINK_DOWN = Rule(
         example="```\nnvidia-smi nvlink -s: GPU 3: Link 5: <inactive>   -> EVD005\n```",
         fix="Reboot and reset the GPU (`nvidia-smi -r`), check the NVSwitch fabric manager service "
         "(`systemctl status nvidia-fabricmanager`) and Xid 74 in dmesg; replace the board if links stay down.",
-        references=("https://docs.nvidia.com/deploy/nvidia-smi/index.html (nvlink)", "rules_facts.md NET-7"),
+        references=("https://docs.nvidia.com/deploy/nvidia-smi/index.html (nvlink)", "docs/research/rules_facts.md NET-7"),
     ),
 )
 
@@ -50,7 +50,7 @@ P2P = Rule(
         fix="Enable IOMMU passthrough or disable ACS in the BIOS, use an NVLink bridge, or declare `p2p: false` so "
         "the ICX rules plan for host staging.",
         references=(
-            "rules_facts.md NET-9",
+            "docs/research/rules_facts.md NET-9",
             "https://github.com/NVIDIA/cuda-samples (p2pBandwidthLatencyTest)",
         ),
     ),

@@ -1,4 +1,4 @@
-"""EVD004, EVD010, EVD011: PCIe links as measured (rules_facts.md NET-8; tool_formats.md section 1).
+"""EVD004, EVD010, EVD011: PCIe links as measured (docs/research/rules_facts.md NET-8; docs/research/tool_formats.md section 1).
 
 The current link generation drops to Gen1 at idle, so generations are judged on the *maximum*
 the link can train to (``max_link_gen``, the lower of the device's and the host's maxima); widths
@@ -37,7 +37,7 @@ LINK = Rule(
         "# nvidia-smi: max_link_gen 3, current_link_width 8x: EVD004\n```",
         fix="Reseat the card or the riser, move it to an x16 CPU slot, set the slot's generation and bifurcation in "
         "the BIOS; or correct `pcie:` in the rig to what the board provides.",
-        references=(_SMI, "rules_facts.md NET-8, CPU-2"),
+        references=(_SMI, "docs/research/rules_facts.md NET-8, CPU-2"),
     ),
 )
 
@@ -73,7 +73,7 @@ COPY_BANDWIDTH = Rule(
         example="```\nbandwidthTest H2D pinned: 12.4 GB/s on a Gen4 x16 slot (31.5 GB/s): EVD011\n```",
         fix="Check the link (EVD004), pin the process to the GPU's NUMA node (`numactl`, `nvidia-smi topo -m`), "
         "and use pinned memory.",
-        references=("rules_facts.md NET-8", "https://github.com/NVIDIA/nvbandwidth"),
+        references=("docs/research/rules_facts.md NET-8", "https://github.com/NVIDIA/nvbandwidth"),
     ),
 )
 

@@ -1,4 +1,4 @@
-"""EVD007: fio results against the storage the rig declares (rules_facts.md STO-2, STO-3).
+"""EVD007: fio results against the storage the rig declares (docs/research/rules_facts.md STO-2, STO-3).
 
 A job is matched to a declared device by its file name (``/dev/nvme0n1``, ``/mnt/data/...``
 against the device's ``name`` or ``mount``); otherwise to the data device the STO rules use.
@@ -33,7 +33,7 @@ STORAGE = Rule(
         "# fio randread 4k: 85,139 IOPS: EVD007\n```",
         fix="Correct the declared figures to what the device measures (and re-check STO), or find what slows it "
         "(queue depth, the PCIe link, provisioned IOPS, thermal throttling).",
-        references=("https://fio.readthedocs.io/en/latest/fio_doc.html#json-output", "rules_facts.md STO-2"),
+        references=("https://fio.readthedocs.io/en/latest/fio_doc.html#json-output", "docs/research/rules_facts.md STO-2"),
     ),
 )
 

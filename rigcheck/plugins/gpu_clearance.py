@@ -1,4 +1,4 @@
-"""PLT003: GPU card length against the chassis clearance, with a margin (rules_facts.md COOL-3)."""
+"""PLT003: GPU card length against the chassis clearance, with a margin (docs/research/rules_facts.md COOL-3)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ GPU_LENGTH = Rule(
         fix="Choose a shorter card or a case with more clearance; remove or move the front fan or radiator.",
         references=(
             "RTX 4090 card sizes, https://www.wepc.com/tips/rtx-4090-size/",
-            "rules_facts.md COOL-2/COOL-3 (card dimensions; length and height clearance)",
+            "docs/research/rules_facts.md COOL-2/COOL-3 (card dimensions; length and height clearance)",
         ),
     ),
 )
@@ -53,7 +53,7 @@ GPU_HEIGHT = Rule(
         "adapter rated for the card's power.",
         references=(
             "https://www.wepc.com/tips/rtx-4090-size/",
-            "rules_facts.md COOL-3 (telepolis.pl on melted plugs)",
+            "docs/research/rules_facts.md COOL-3 (telepolis.pl on melted plugs)",
         ),
     ),
 )

@@ -1,4 +1,4 @@
-"""REL001: long runs on GPUs without ECC, or with it switched off (rules_facts.md REL-6).
+"""REL001: long runs on GPUs without ECC, or with it switched off (docs/research/rules_facts.md REL-6).
 
 Data-center HBM GPUs (A100, H100, H200, B200) correct memory errors on HBM and on-die SRAM with ECC
 that is on by default; data-center GDDR boards (T4, A10, L40S) ship with it on; workstation GDDR

@@ -1,4 +1,4 @@
-"""NET006: GPUDirect RDMA claimed where its prerequisites do not hold (rules_facts.md NET-11).
+"""NET006: GPUDirect RDMA claimed where its prerequisites do not hold (docs/research/rules_facts.md NET-11).
 
 GPUDirect RDMA lets the NIC read and write GPU memory over PCIe. It needs the kernel side
 (``nvidia-peermem``, shipped with the driver since R470, or Linux DMA-BUF), Linux, and a GPU NVIDIA

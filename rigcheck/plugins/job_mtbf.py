@@ -1,4 +1,4 @@
-"""REL002: how often a job of this size is interrupted, against its checkpoints (rules_facts.md REL-1, REL-2).
+"""REL002: how often a job of this size is interrupted, against its checkpoints (docs/research/rules_facts.md REL-1, REL-2).
 
 ``MTBF_job = 1 / (lambda x GPUs)``: with Llama 3's 1.97e-5 interruptions per GPU-hour, 8 GPUs run
 about 6,300 h between interruptions, 1,024 GPUs 49 h, 16,384 GPUs 3.1 h.

@@ -1,4 +1,4 @@
-"""PLT009: laptop GPUs on multi-day runs (rules_facts.md COOL-5)."""
+"""PLT009: laptop GPUs on multi-day runs (docs/research/rules_facts.md COOL-5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""PLT010: several PSUs feeding one chassis without a start-sync adapter (rules_facts.md COOL-6)."""
+"""PLT010: several PSUs feeding one chassis without a start-sync adapter (docs/research/rules_facts.md COOL-6)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""NET004: NCCL's debugging switches left on hardware they cripple (rules_facts.md NET-1, NET-9).
+"""NET004: NCCL's debugging switches left on hardware they cripple (docs/research/rules_facts.md NET-1, NET-9).
 
 NVIDIA lists NCCL_P2P_DISABLE, NCCL_IB_DISABLE and NCCL_SHM_DISABLE among the "Debugging" variables
 that "should not be used in production". The exception is a GPU without working peer-to-peer
@@ -35,7 +35,7 @@ DEBUG_SWITCHES = Rule(
         fix="Remove the variable (it is often left from a debugging session or copied from a GeForce setup).",
         references=(
             "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html",
-            "rules_facts.md NET-1, NET-9",
+            "docs/research/rules_facts.md NET-1, NET-9",
         ),
     ),
 )

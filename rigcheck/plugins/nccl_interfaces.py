@@ -1,4 +1,4 @@
-"""NET003: NCCL_SOCKET_IFNAME and NCCL_IB_HCA name interfaces the node has (rules_facts.md NET-1).
+"""NET003: NCCL_SOCKET_IFNAME and NCCL_IB_HCA name interfaces the node has (docs/research/rules_facts.md NET-1).
 
 Syntax (NCCL environment-variable docs): a comma-separated list of prefixes; ``=`` before the list
 makes the entries exact names; ``^`` excludes them instead; HCA entries may carry ``:port``.
@@ -36,7 +36,7 @@ INTERFACES = Rule(
         "eth0}}   # NET003\n```",
         fix="Set the variable to the names `ip -br link` (sockets) and `ibv_devices` (HCAs) print, or declare the "
         "interfaces on the node's network links.",
-        references=(_ENV_DOCS, "rules_facts.md NET-1"),
+        references=(_ENV_DOCS, "docs/research/rules_facts.md NET-1"),
     ),
 )
 

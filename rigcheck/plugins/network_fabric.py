@@ -1,5 +1,5 @@
 """NET001, NET002: a job that spans nodes needs a network between them, and ZeRO-3 / FSDP full
-sharding needs one fast enough for its per-micro-batch traffic (rules_facts.md NET-3, NET-6; the
+sharding needs one fast enough for its per-micro-batch traffic (docs/research/rules_facts.md NET-3, NET-6; the
 traffic is timed by rigcheck.core.estimation.steptime).
 
 NET-6 is DeepSpeed's field report for ZeRO-3 on 64+ V100s: "100 Gbps is not enough, 200-400 Gbps is
@@ -37,7 +37,7 @@ NO_FABRIC = Rule(
         fix="Declare the compute fabric (`network: [{kind: infiniband, rate: ndr, count: 8, role: compute}]`), "
         "or keep the job on one node.",
         references=(
-            "rules_facts.md NET-3",
+            "docs/research/rules_facts.md NET-3",
             "https://github.com/stas00/ml-engineering/blob/master/network/README.md",
         ),
     ),

@@ -1,4 +1,4 @@
-"""NET007: node groups whose compute links sit on different subnets (rules_facts.md NET-2).
+"""NET007: node groups whose compute links sit on different subnets (docs/research/rules_facts.md NET-2).
 
 NCCL and the rendezvous connect every node to every other; nodes in different subnets (or cloud
 VPCs and placement groups) need routes and open security groups between them, and cross-subnet

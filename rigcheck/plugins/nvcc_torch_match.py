@@ -1,5 +1,5 @@
 """CUDA005: the host toolkit's nvcc and the PyTorch wheel's CUDA share a major version, so CUDA
-extensions can be built (cuda_compat.md section 6c).
+extensions can be built (docs/research/cuda_compat.md section 6c).
 
 ``torch.utils.cpp_extension`` compares the nvcc it finds with ``torch.version.cuda``: a different
 major is an error ("The detected CUDA version (11.8) mismatches the version that was used to

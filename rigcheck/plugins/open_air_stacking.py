@@ -1,4 +1,4 @@
-"""PLT005: open-air cards packed side by side without slot gaps (rules_facts.md COOL-1)."""
+"""PLT005: open-air cards packed side by side without slot gaps (docs/research/rules_facts.md COOL-1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""PLT008: passive datacenter cards need ducted server airflow (rules_facts.md COOL-4)."""
+"""PLT008: passive datacenter cards need ducted server airflow (docs/research/rules_facts.md COOL-4)."""
 
 from __future__ import annotations
 

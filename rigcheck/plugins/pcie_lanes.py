@@ -1,4 +1,4 @@
-"""ICX006: GPUs in x8/x4 or chipset slots in multi-GPU nodes (rules_facts.md PLT-2, PLT-3)."""
+"""ICX006: GPUs in x8/x4 or chipset slots in multi-GPU nodes (docs/research/rules_facts.md PLT-2, PLT-3)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ LANES = Rule(
         "the GPUs, or fewer GPUs per consumer board.",
         references=(
             "https://www.computerbase.de/2023-01/b760-vs-h770-vs-z790-vergleich/",
-            "rules_facts.md PLT-2, PLT-3",
+            "docs/research/rules_facts.md PLT-2, PLT-3",
         ),
     ),
 )

@@ -1,4 +1,4 @@
-"""ICX003-ICX004: peer-to-peer between GPUs and NVLink bridges (rules_facts.md NET-7, NET-9)."""
+"""ICX003-ICX004: peer-to-peer between GPUs and NVLink bridges (docs/research/rules_facts.md NET-7, NET-9)."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ BRIDGE = Rule(
         example="```yaml\ngpus: {model: RTX 3090, count: 4}\ngpu_interconnect: {kind: nvlink-bridge}"
         "   # ICX004 warn\n```",
         fix="Plan for PCIe bandwidth between bridged pairs (or keep TP within a pair), or use NVSwitch systems.",
-        references=("rules_facts.md section 0.2 and NET-7 (112.5 GB/s RTX 3090/A6000 bridge)",),
+        references=("docs/research/rules_facts.md section 0.2 and NET-7 (112.5 GB/s RTX 3090/A6000 bridge)",),
     ),
 )
 

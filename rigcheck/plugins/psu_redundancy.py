@@ -1,4 +1,4 @@
-"""PWR004: redundant PSUs (N+M) must carry the node with M units failed (rules_facts.md PSU-12)."""
+"""PWR004: redundant PSUs (N+M) must carry the node with M units failed (docs/research/rules_facts.md PSU-12)."""
 
 from __future__ import annotations
 

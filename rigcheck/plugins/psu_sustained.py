@@ -1,4 +1,4 @@
-"""PWR001: sustained DC load against the PSU's rating, with 20% headroom (rules_facts.md PSU-1)."""
+"""PWR001: sustained DC load against the PSU's rating, with 20% headroom (docs/research/rules_facts.md PSU-1)."""
 
 from __future__ import annotations
 

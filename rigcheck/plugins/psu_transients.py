@@ -1,4 +1,4 @@
-"""PWR002: GPU power transients against what the PSU rides out (rules_facts.md PSU-3, PSU-4)."""
+"""PWR002: GPU power transients against what the PSU rides out (docs/research/rules_facts.md PSU-3, PSU-4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""NET005: the ports a multi-node launch needs are open in the declared firewall (rules_facts.md NET-2).
+"""NET005: the ports a multi-node launch needs are open in the declared firewall (docs/research/rules_facts.md NET-2).
 
 torchrun's static rendezvous listens on ``--master-port`` (default 29500), the c10d rendezvous
 backend on the ``--rdzv-endpoint`` port (default 29400); DeepSpeed's and Accelerate's launchers use
@@ -36,7 +36,7 @@ PORTS = Rule(
         references=(
             "https://pytorch.org/docs/1.10/elastic/quickstart.html",
             "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting/networking_troubleshooting.html",
-            "rules_facts.md NET-2",
+            "docs/research/rules_facts.md NET-2",
         ),
     ),
 )

@@ -29,7 +29,7 @@ SLOTS = Rule(
         "          # PLT006 fail\n```",
         fix="Dual-slot cards (blower, workstation or datacenter models), a case or board with more slots, or "
         "risers in an open frame.",
-        references=("rules_facts.md COOL-2 (card slot widths: techpowerup, wepc.com, wccftech, PB-11133)",),
+        references=("docs/research/rules_facts.md COOL-2 (card slot widths: techpowerup, wepc.com, wccftech, PB-11133)",),
     ),
 )
 

@@ -1,4 +1,4 @@
-"""REL004: spare nodes for long runs on many nodes (rules_facts.md REL-3).
+"""REL004: spare nodes for long runs on many nodes (docs/research/rules_facts.md REL-3).
 
 BLOOM trained on 48 nodes with 4 spares; OPT-175B kept 12 buffer nodes for 128. A failed node
 otherwise stops the job until it is repaired, since a data-parallel job cannot lose a rank.

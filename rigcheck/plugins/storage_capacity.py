@@ -1,4 +1,4 @@
-"""STO003: room for the data set and the checkpoints kept (rules_facts.md STO-6)."""
+"""STO003: room for the data set and the checkpoints kept (docs/research/rules_facts.md STO-6)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""PLT001: system RAM of a node against the VRAM of its GPUs (rules_facts.md RAM-1)."""
+"""PLT001: system RAM of a node against the VRAM of its GPUs (docs/research/rules_facts.md RAM-1)."""
 
 from __future__ import annotations
 

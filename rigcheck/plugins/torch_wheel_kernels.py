@@ -1,4 +1,4 @@
-"""CUDA004: the PyTorch wheel carries machine code (SASS) or PTX for the GPU (cuda_compat.md
+"""CUDA004: the PyTorch wheel carries machine code (SASS) or PTX for the GPU (docs/research/cuda_compat.md
 sections 5c, 6b).
 
 A cubin built for M.k runs on GPUs of the same major M with minor >= k; PTX for X.Y is compiled at

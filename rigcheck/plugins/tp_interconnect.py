@@ -1,4 +1,4 @@
-"""ICX001-ICX002: tensor parallelism against the links between GPUs (rules_facts.md NET-10).
+"""ICX001-ICX002: tensor parallelism against the links between GPUs (docs/research/rules_facts.md NET-10).
 
 Megatron-style TP does 4 all-reduces of b x s x h per layer per micro-batch (2 forward, 2 backward),
 on the critical path. With P ~ 12 L h^2 and compute 6 P b s / (t F), the ratio of communication to

@@ -1,5 +1,5 @@
 """MEM001-MEM002: does the workload fit in each GPU's memory, and are there GPUs enough for its
-parallelism (research/vram.md; estimator in rigcheck.core.estimate)."""
+parallelism (docs/research/vram.md; estimator in rigcheck.core.estimate)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""GPU-to-GPU bandwidth inside a node, from the rig's interconnect and the catalog (rules_facts.md
+"""GPU-to-GPU bandwidth inside a node, from the rig's interconnect and the catalog (docs/research/rules_facts.md
 NET-5, NET-7, NET-8, NET-9), shared by the ICX checkers.
 
 The all-reduce bus bandwidth NCCL reaches is about 80% of a link's per-direction rate (NET-5).

@@ -1,5 +1,5 @@
 """Facts about a job's network shared by the NET checkers: which nodes it spans, the interfaces a node
-declares, NCCL's interface-list syntax, and firewall port lists (rules_facts.md NET-1, NET-2).
+declares, NCCL's interface-list syntax, and firewall port lists (docs/research/rules_facts.md NET-1, NET-2).
 
 NCCL's ``NCCL_SOCKET_IFNAME`` and ``NCCL_IB_HCA`` take a comma-separated list: each entry is a
 prefix (``eth`` matches ``eth0``), ``=`` before the list makes every entry exact, ``^`` before the

@@ -1,4 +1,4 @@
-"""Power of a node: sustained DC load, PSU capacity, efficiency at load, wall power (rules_facts.md
+"""Power of a node: sustained DC load, PSU capacity, efficiency at load, wall power (docs/research/rules_facts.md
 PSU-1, PSU-8, PSU-12), shared by the PWR checkers.
 
     sustained DC = sum(GPU power limit) + CPU sustained power + platform
@@ -241,7 +241,7 @@ def wall_watts(power: NodePower, facts: Mapping[str, Any]) -> list[tuple[PsuGrou
 
 def power_limit_fix(power: NodePower, target_dc_w: float, facts: Mapping[str, Any]) -> str | None:
     """The ``nvidia-smi -pl`` setting (same fraction of every card's limit) that brings the DC load to
-    ``target_dc_w``, and what it costs in speed (rules_facts.md PSU-11); None if no limit can do it."""
+    ``target_dc_w``, and what it costs in speed (docs/research/rules_facts.md PSU-11); None if no limit can do it."""
     if power.max_w is not None or not power.gpu_w:
         return None
     rest = (power.cpu_w or 0.0) + power.platform_w

@@ -1,4 +1,4 @@
-"""Failure arithmetic shared by the REL checkers (rules_facts.md REL-1, REL-2, REL-4, REL-5).
+"""Failure arithmetic shared by the REL checkers (docs/research/rules_facts.md REL-1, REL-2, REL-4, REL-5).
 
 - A job's mean time between interruptions: ``M = 1 / (lambda x GPUs)``, with lambda per GPU-hour
   from Llama 3 (419 unexpected interruptions on 16,384 H100s in 54 days, arXiv:2407.21783) or

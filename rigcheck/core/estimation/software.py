@@ -3,7 +3,7 @@
 The runtime an application uses is the one it was built with: a PyTorch wheel's bundled CUDA
 (``+cu121`` -> 12.1, whatever the host has installed), ``cuda_runtime`` for other applications, and
 the host toolkit (``nvcc -V``) for code compiled on the node. Under WSL the Windows driver is the
-one that counts (cuda_compat.md section 7).
+one that counts (docs/research/cuda_compat.md section 7).
 """
 
 from __future__ import annotations

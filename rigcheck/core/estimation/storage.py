@@ -1,6 +1,6 @@
 """Storage arithmetic shared by the STO and REL checkers: which device holds the data and the
 checkpoints, what it sustains (a device's own numbers, defaults for HDD/SATA, cloud volume limits),
-and how big a checkpoint is (rules_facts.md STO-1..STO-6).
+and how big a checkpoint is (docs/research/rules_facts.md STO-1..STO-6).
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def device_rates(node: NodeView, index: int, device: StorageDevice, facts: Mappi
         read = read if read is not None else d.get("read_mb_s")
         write = write if write is not None else d.get("write_mb_s")
         iops = iops if iops is not None else d.get("random_read_iops")
-        how = f"{device.kind} defaults (rules_facts.md STO-2) where the rig gives none"
+        how = f"{device.kind} defaults (docs/research/rules_facts.md STO-2) where the rig gives none"
     if device.kind == "cloud-volume":
         read, write, iops, how = _cloud(device, facts)
         striped = count

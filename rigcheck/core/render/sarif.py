@@ -1,7 +1,7 @@
 """The ``sarif`` format: SARIF 2.1.0 for GitHub code scanning and other SARIF viewers.
 
 One run per file (GitHub stopped merging several runs of one upload in 2025). What GitHub needs
-and what trips uploads (research: linters_and_plugins.md section 3):
+and what trips uploads (research: docs/research/linters_and_plugins.md section 3):
 
 - ``results`` is always present, ``[]`` on a clean report (kube-linter #213);
 - ``region.startLine`` and ``startColumn`` are at least 1 (kics #4431);

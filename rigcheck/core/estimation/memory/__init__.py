@@ -1,4 +1,4 @@
-"""Per-GPU memory of training and inference, as named components (research/vram.md section 7).
+"""Per-GPU memory of training and inference, as named components (docs/research/vram.md section 7).
 
     peak = the largest of the training step's phases (forward, backward start, late backward,
            optimizer step), each the sum of what is alive then: model states (weights, gradients,

@@ -1,5 +1,5 @@
 """Per-GPU memory of inference: weights, the KV cache, the forward pass's intermediates, and what a
-serving engine adds (research/vram.md section 3).
+serving engine adds (docs/research/vram.md section 3).
 
 transformers' ``generate`` (and the tracer) keep the weights, the KV cache and, during the prefill,
 one block's intermediates at a time: the residual stream, the MLP's gate/up/activation (3 tensors of

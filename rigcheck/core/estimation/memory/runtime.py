@@ -1,5 +1,5 @@
 """What the device holds beyond the tensors a step allocates: the caching allocator's slack, the CUDA
-context and kernels, and NCCL's buffers (research/vram.md section 6; specs/rules/memory.yaml runtime).
+context and kernels, and NCCL's buffers (docs/research/vram.md section 6; specs/rules/memory.yaml runtime).
 
     allocated = the peak of live tensors        torch.cuda.max_memory_allocated
     reserved  = allocated x (1 + overhead)      torch.cuda.max_memory_reserved

@@ -1,5 +1,5 @@
 """How the model is split over GPUs: tensor and pipeline parallel shards, expert parallelism, and the
-ZeRO / FSDP sharding degree (research/vram.md section 7; ZeRO paper, arXiv:1910.02054)."""
+ZeRO / FSDP sharding degree (docs/research/vram.md section 7; ZeRO paper, arXiv:1910.02054)."""
 
 from __future__ import annotations
 
