@@ -1,23 +1,27 @@
 """rigcheck: validate GPU rigs and ML workloads before you buy, build or change them.
 
 The public API for plugin authors is importable from here (lazily, so that ``import rigcheck``
-costs nothing): ``hookimpl``, ``Checker``, ``Rule``, ``RuleDocs``, ``Finding``, ``Severity``,
-``Location``, ``Suppression``, ``CheckContext`` with ``NodeView`` and ``GpuView``, the spec models
-``Rig`` and ``Workload``, the catalog entry ``GpuSpec``, and ``estimate_workload``. The test kit
-is ``rigcheck.testing``. See docs/plugins.md; everything else under ``rigcheck.core`` is internal.
+costs nothing): ``hookimpl``; ``Checker`` and the base classes that own the walk
+(``PerNodeChecker``, ``PerGpuTypeChecker``, ``WorkloadOnRigChecker``, ``EvidenceChecker``);
+``Rule``, ``RuleDocs``, ``Finding``, ``Severity``, ``Location``, ``Suppression``; ``CheckContext``
+with ``NodeView`` and ``GpuView``; the spec models ``Rig`` and ``Workload``, the catalog entry
+``GpuSpec``, and ``estimate_workload``. The test kit is ``rigcheck.testing``. See docs/plugins.md;
+everything else under ``rigcheck.core`` is internal.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
-#: Version of the plugin API (hooks and the objects they pass). Minor versions only add.
-__plugin_api__ = "1.0"
+from rigcheck._version import __plugin_api__, __version__
 
 _PUBLIC = {
     "hookimpl": "rigcheck.core.hookspecs",
     "Checker": "rigcheck.core.checker",
+    "PerNodeChecker": "rigcheck.core.checker",
+    "PerGpuTypeChecker": "rigcheck.core.checker",
+    "WorkloadOnRigChecker": "rigcheck.core.checker",
+    "EvidenceChecker": "rigcheck.core.checker",
     "Rule": "rigcheck.core.rules",
     "RuleDocs": "rigcheck.core.rules",
     "Finding": "rigcheck.core.findings",
@@ -36,17 +40,21 @@ _PUBLIC = {
 __all__ = [
     "CheckContext",
     "Checker",
+    "EvidenceChecker",
     "Finding",
     "GpuSpec",
     "GpuView",
     "Location",
     "NodeView",
+    "PerGpuTypeChecker",
+    "PerNodeChecker",
     "Rig",
     "Rule",
     "RuleDocs",
     "Severity",
     "Suppression",
     "Workload",
+    "WorkloadOnRigChecker",
     "__plugin_api__",
     "__version__",
     "estimate_workload",
@@ -55,7 +63,13 @@ __all__ = [
 
 if TYPE_CHECKING:
     from rigcheck.core.catalog import GpuSpec
-    from rigcheck.core.checker import Checker
+    from rigcheck.core.checker import (
+        Checker,
+        EvidenceChecker,
+        PerGpuTypeChecker,
+        PerNodeChecker,
+        WorkloadOnRigChecker,
+    )
     from rigcheck.core.context import CheckContext, GpuView, NodeView
     from rigcheck.core.estimate import estimate_workload
     from rigcheck.core.findings import Finding, Location, Severity, Suppression

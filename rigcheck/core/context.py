@@ -149,21 +149,47 @@ class CheckContext:
             raise ValueError("no workload in this context")
         return self.workload_doc.locate(pointer)
 
-    def estimate(self) -> Any:
-        """The workload's memory and speed estimate on the rig's first GPU node
-        (:class:`rigcheck.core.estimate.WorkloadEstimate`: ``.memory``, ``.training`` or ``.decode``),
-        computed once; ``None`` without a workload or GPUs."""
-        if "_estimate" not in self.__dict__:
-            node = next((n for n in self.nodes if n.gpus), None)
-            value = None
-            if self.workload is not None and node is not None:
-                from rigcheck.core.estimate import estimate_workload
+    @cached_property
+    def first_gpu_node(self) -> NodeView | None:
+        """The rig's first node group with GPUs (where a workload's estimate is made), or ``None``."""
+        return next((node for node in self.nodes if node.gpus), None)
 
-                value = estimate_workload(
-                    self.workload, gpu=node.gpus[0].facts, gpus_per_node=node.gpus_per_node, arch=self.arch
-                )
-            self.__dict__["_estimate"] = value
-        return self.__dict__["_estimate"]
+    def estimate(self) -> Any:
+        """The workload's memory and speed estimate on the first GPU of the rig's first GPU node
+        (:class:`rigcheck.core.estimate.WorkloadEstimate`: ``.memory``, ``.training`` or ``.decode``),
+        from the catalog's GPU facts alone; ``None`` without a workload or GPUs."""
+        node = self.first_gpu_node
+        if node is None:
+            return None
+        return self.estimate_for(node, node.gpus[0])
+
+    def estimate_for(self, node: NodeView, gpu: GpuView) -> Any:
+        """The workload's estimate on ``gpu`` of ``node`` from the catalog's GPU facts alone (no rig speed
+        overrides, no topology: what memory rules need), computed once per GPU; ``None`` without a
+        workload."""
+        if self.workload is None:
+            return None
+        key = ("estimate_for", id(node), id(gpu))
+        cache = self.__dict__.setdefault("_estimates", {})
+        if key not in cache:
+            from rigcheck.core.estimate import estimate_workload
+
+            cache[key] = estimate_workload(
+                self.workload, gpu=gpu.facts, gpus_per_node=node.gpus_per_node, arch=self.arch
+            )
+        return cache[key]
+
+    def estimate_on(self, node: NodeView, gpu: GpuView) -> Any:
+        """The workload on ``gpu`` of ``node`` as the rig runs it: the GPU's speed facts with the rig's
+        overrides and power limit, and the paths its collectives take
+        (:class:`rigcheck.core.rig_estimate.RigEstimate`), computed once per GPU."""
+        key = ("estimate_on", id(node), id(gpu))
+        cache = self.__dict__.setdefault("_estimates", {})
+        if key not in cache:
+            from rigcheck.core.rig_estimate import estimate_on
+
+            cache[key] = estimate_on(self, node, gpu)
+        return cache[key]
 
     def facts(self, name: str) -> dict[str, FactSection]:
         """Rule thresholds from ``specs/rules/NAME.yaml`` (each section with source and as_of), with

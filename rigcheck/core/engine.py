@@ -432,7 +432,7 @@ def _report(
     load_ms: float,
     check_ms: float,
 ) -> Report:
-    from rigcheck import __plugin_api__, __version__
+    from rigcheck._version import __plugin_api__, __version__
 
     verdict = verdict_of(findings)
     return Report(

@@ -406,7 +406,7 @@ def _report(
     load_ms: float,
     check_ms: float,
 ) -> Report:
-    from rigcheck import __plugin_api__, __version__
+    from rigcheck._version import __plugin_api__, __version__
 
     fail_on = Severity(pipeline.settings["fail-on"])
     checkers: dict[str, CheckerRun] = {}

@@ -374,6 +374,6 @@ def _module_location(module: str) -> str | None:
 
 
 def _rigcheck_version() -> str:
-    from rigcheck import __version__
+    from rigcheck._version import __version__
 
     return __version__

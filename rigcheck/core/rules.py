@@ -93,6 +93,35 @@ class Rule:
             run=None,
         )
 
+    def graded(
+        self,
+        value: float,
+        *,
+        warn_at: float | None,
+        fail_at: float | None = None,
+        higher_is_worse: bool = True,
+        inclusive: bool = False,
+    ) -> Severity:
+        """The verdict of ``value`` against a warn and a fail threshold (either may be ``None``).
+
+        With ``higher_is_worse`` (the default), FAIL above ``fail_at``, else WARN above ``warn_at``,
+        else PASS; otherwise FAIL below ``fail_at``, else WARN below ``warn_at``. ``inclusive``: a value
+        equal to a threshold already reaches it (``>=``/``<=`` instead of ``>``/``<``).
+        """
+
+        def past(limit: float | None) -> bool:
+            if limit is None:
+                return False
+            if higher_is_worse:
+                return value >= limit if inclusive else value > limit
+            return value <= limit if inclusive else value < limit
+
+        if past(fail_at):
+            return Severity.FAIL
+        if past(warn_at):
+            return Severity.WARN
+        return Severity.PASS
+
     def passed(self, message: str, **details: Any) -> Finding:
         return self.finding(Severity.PASS, message, **details)
 

@@ -305,7 +305,7 @@ def build_spec(
     name: str | None = None,
 ) -> dict[str, Any]:
     """The rig spec dict from what NVML, the host files and torch said."""
-    from rigcheck import __version__
+    from rigcheck._version import __version__
 
     probed_at = _timestamp(now)
     hostname = host.hostname

@@ -1,0 +1,8 @@
+"""rigcheck's version and the version of its plugin API, in a module of their own so that
+``rigcheck.core`` never imports the top-level package."""
+
+__version__ = "0.1.0"
+#: Version of the plugin API (hooks and the objects they pass). Minor versions only add: 1.1 added
+#: the checker base classes (PerNodeChecker, PerGpuTypeChecker, WorkloadOnRigChecker, EvidenceChecker),
+#: ``Rule.graded`` and ``CheckContext.first_gpu_node`` / ``estimate_for`` / ``estimate_on``.
+__plugin_api__ = "1.1"
