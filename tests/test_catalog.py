@@ -66,7 +66,8 @@ def test_unknown_name_suggests_the_nearest(catalog: Catalog) -> None:
 def test_facts_of_reference_cards(catalog: Catalog) -> None:
     rtx3090 = catalog.lookup("RTX 3090")
     assert (rtx3090.memory_gib, rtx3090.tdp_w, rtx3090.compute_capability) == (24, 350, "8.6")
-    assert rtx3090.nvlink.total_bidirectional_gbps == 112.5  # docs/research/rules_facts.md section 0.2, not 600
+    # docs/research/rules_facts.md section 0.2: 112.5, not 600
+    assert rtx3090.nvlink.total_bidirectional_gbps == 112.5
     h100 = catalog.lookup("H100 SXM")
     assert (h100.memory_gib, h100.tdp_w, h100.bf16_dense_tflops) == (80, 700, 989.4)  # dense, not sparse
     assert catalog.lookup("RTX 4090").p2p_stock_driver is False  # NET-9

@@ -95,7 +95,7 @@ def validator() -> jsonschema.protocols.Validator:
 
 def suppress(report: Report, code: str, *suppressions: Suppression) -> Report:
     """The report with every finding of ``code`` suppressed, summary and verdict recounted."""
-    from rigcheck.core.engine import recount
+    from rigcheck.core.report import recount
 
     findings = [
         finding.model_copy(update={"suppressions": suppressions}) if finding.code == code else finding
@@ -105,7 +105,7 @@ def suppress(report: Report, code: str, *suppressions: Suppression) -> Report:
 
 
 def with_findings(report: Report, findings: list[Finding]) -> Report:
-    from rigcheck.core.engine import recount
+    from rigcheck.core.report import recount
 
     return recount(report, findings)
 

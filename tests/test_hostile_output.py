@@ -55,7 +55,7 @@ def actions(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr("rigcheck.cli._repository_root", lambda: str(tmp_path))
+    monkeypatch.setattr("rigcheck.commands._shared.report_root", lambda: str(tmp_path))
     return tmp_path
 
 

@@ -40,16 +40,20 @@ def test_github_actions_example_uploads_the_sarif_it_writes() -> None:
 
 def test_each_output_writes_the_format_just_before_it(builtin_registry, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """`-f github -f sarif -o r.sarif` once wrote the github annotations into r.sarif (by position)."""
-    from rigcheck.cli import _outputs
+    from rigcheck.commands._options import output_files
+    from rigcheck.commands._report import report_outputs
+
+    def outputs(argv: list[str]) -> list[tuple[str, str | None]]:
+        args = build_parser().parse_args(argv)
+        return [
+            (out.format, out.path)
+            for out in report_outputs(args.format, output_files(args), builtin_registry)
+        ]
 
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     argv = ["lint", "-f", "github", "-f", "sarif", "-o", "r.sarif", "-f", "json", "-o", "r.json"]
-    pairs = [
-        (name, output) for name, _, output in _outputs(build_parser().parse_args(argv), builtin_registry)
-    ]
-    assert pairs == [("github", None), ("sarif", "r.sarif"), ("json", "r.json")]
-    args = build_parser().parse_args(["lint", "-o", "r.txt"])  # no --format: the default one
-    assert [(name, output) for name, _, output in _outputs(args, builtin_registry)] == [("text", "r.txt")]
+    assert outputs(argv) == [("github", None), ("sarif", "r.sarif"), ("json", "r.json")]
+    assert outputs(["lint", "-o", "r.txt"]) == [("text", "r.txt")]  # no --format: the default one
     with pytest.raises(SystemExit) as exc:
         build_parser().parse_args(["lint", "-f", "sarif", "-o", "a.sarif", "-o", "b.sarif"])
     assert exc.value.code == 2

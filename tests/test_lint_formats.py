@@ -23,7 +23,7 @@ FORMATS = {"text": "txt", "json": "json", "sarif": "sarif", "junit": "xml", "git
 @pytest.fixture
 def in_repo(monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(LINT_REPO)
-    monkeypatch.setattr("rigcheck.cli._repository_root", lambda: str(LINT_REPO))
+    monkeypatch.setattr("rigcheck.commands._shared.report_root", lambda: str(LINT_REPO))
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     return LINT_REPO
 

@@ -20,11 +20,12 @@ from typing import Any
 import pytest
 import yaml
 
+from rigcheck.cli import main
+from rigcheck.commands import probe as probe_command
 from rigcheck.core.documents import parse_spec
 from rigcheck.core.errors import UsageError
 from rigcheck.evidence.model import Evidence
 from rigcheck.evidence.parsers.rigcheck_probe import PARSER
-from rigcheck.live.cli_probe import add_probe_parser, cmd_probe
 from rigcheck.live.host import read_host
 from rigcheck.live.nvml import NvmlSession
 from rigcheck.live.probe import probe, probe_to_evidence, rig_name_for, write_probe
@@ -516,28 +517,10 @@ def test_without_pynvml(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None
         probe(torch_module=None, host_root=tmp_path)
 
 
-def _main_with_probe(monkeypatch: pytest.MonkeyPatch) -> Any:
-    """rigcheck.cli.main with the probe command, whether or not cli.py has it already."""
-    import rigcheck.cli as cli
-
-    original = cli.build_parser
-
-    def build_parser() -> argparse.ArgumentParser:
-        parser = original()
-        commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        if "probe" not in commands.choices:
-            add_probe_parser(commands)
-        return parser
-
-    monkeypatch.setattr(cli, "build_parser", build_parser)
-    return cli.main
-
-
 def test_cli_without_a_driver_exits_2_with_one_line(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setitem(sys.modules, "pynvml", make_fake_pynvml(init_error="LibraryNotFound"))
-    main = _main_with_probe(monkeypatch)
     assert main(["probe", "--no-torch"]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
@@ -548,7 +531,6 @@ def test_cli_writes_a_spec(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setitem(sys.modules, "pynvml", make_fake_pynvml(gpus=[rtx4090(0), rtx4090(1)]))
-    main = _main_with_probe(monkeypatch)
     output = tmp_path / "rig.yaml"
     assert main(["probe", "--no-torch", "--name", "my-box", "-o", str(output)]) == 0
     assert "wrote" in capsys.readouterr().err
@@ -558,16 +540,16 @@ def test_cli_writes_a_spec(
 
 def test_cmd_probe_to_stdout_and_a_bad_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     parser = argparse.ArgumentParser()
-    add_probe_parser(parser.add_subparsers(dest="command"))
+    probe_command.add_parser(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["probe", "--no-torch"])
-    assert args.handler is cmd_probe
+    assert args.handler is probe_command.run
     fake = make_fake_pynvml(gpus=[h100(0)])
-    assert cmd_probe(args, nvml_module=fake, host_root=desktop_root(tmp_path), env={}) == 0
+    assert probe_command.run(args, nvml_module=fake, host_root=desktop_root(tmp_path), env={}) == 0
     out = capsys.readouterr().out
     assert out.startswith("# Written by rigcheck probe") and "\nname: ryzen-box\n" in out
     args = parser.parse_args(["probe", "--no-torch", "--name", "not a name"])
     with pytest.raises(UsageError, match="--name 'not a name'"):
-        cmd_probe(args, nvml_module=fake, host_root=tmp_path, env={})
+        probe_command.run(args, nvml_module=fake, host_root=tmp_path, env={})
 
 
 # -- 5. one H200 in a VM, as the real probe read it ------------------------------------------------------
@@ -876,8 +858,13 @@ def test_check_never_imports_the_live_side(tmp_path: Path) -> None:
 
 
 def test_live_modules_import_neither_pynvml_nor_torch() -> None:
-    for module in ("__init__", "nvml", "host", "torch_info", "probe", "cli_probe"):
-        tree = ast.parse((REPO / "rigcheck" / "live" / f"{module}.py").read_text(encoding="utf-8"))
+    """At module level: not the live side, nor the commands that call it (rigcheck/commands/)."""
+    live = [
+        REPO / "rigcheck" / "live" / f"{name}.py"
+        for name in ("__init__", "nvml", "host", "torch_info", "probe")
+    ]
+    for module in [*live, *sorted((REPO / "rigcheck" / "commands").glob("*.py"))]:
+        tree = ast.parse(module.read_text(encoding="utf-8"))
         imported = [alias.name for node in tree.body if isinstance(node, ast.Import) for alias in node.names]
         imported += [node.module or "" for node in tree.body if isinstance(node, ast.ImportFrom)]
         assert not [name for name in imported if name.split(".")[0] in ("pynvml", "torch")], module

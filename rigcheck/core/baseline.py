@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+from rigcheck.core import spec_codes
 from rigcheck.core.boundary import BoundaryError, read_regular
 from rigcheck.core.errors import Problem, SpecError
 from rigcheck.core.findings import Finding, Severity, Suppression
@@ -63,7 +64,7 @@ def read_baseline(path: str) -> Counter[Key]:
         ) from None
     except BoundaryError as exc:
         raise SpecError(
-            Problem(path, f"cannot read the baseline: {exc.reason}", 1, 1, "", "SPEC014")
+            Problem(path, f"cannot read the baseline: {exc.reason}", 1, 1, "", spec_codes.OUTSIDE_ROOT)
         ) from None
     except OSError as exc:
         raise SpecError(Problem(path, f"cannot read the baseline: {exc.strerror or exc}", 1, 1)) from None

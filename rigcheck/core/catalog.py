@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from rigcheck.core import spec_codes
 from rigcheck.core.errors import Problem, SpecError, clip
 
 _BRANDS = ("nvidia", "geforce", "tesla", "quadro", "amd", "instinct", "intel", "apple")
@@ -264,7 +265,7 @@ def load_catalog_file(path: str, catalog: Catalog, *, origin: str = "rigcheck") 
     document = load_yaml_file(path)
     entries = document.data.get("gpus")
     if not isinstance(entries, list):
-        raise SpecError(Problem(path, "a catalog file needs a 'gpus:' list", code="SPEC010"))
+        raise SpecError(Problem(path, "a catalog file needs a 'gpus:' list", code=spec_codes.INVALID_VALUE))
     for index, entry in enumerate(entries):
         pointer = f"/gpus/{index}"
         try:

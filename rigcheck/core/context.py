@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from rigcheck.core import spec_codes
 from rigcheck.core.catalog import Catalog, CatalogLookupError, GpuSpec
 from rigcheck.core.documents import SpecDocument, problem_at
 from rigcheck.core.errors import SpecError
@@ -119,7 +120,7 @@ class CheckContext:
         self.catalog = catalog
         self.fact_overrides = dict(fact_overrides or {})
         self.nodes = _resolve_nodes(rig_doc, catalog)
-        self.arch = _resolve_model(workload_doc) if workload_doc is not None else None
+        self.arch = resolve_model(workload_doc) if workload_doc is not None else None
 
     @property
     def rig(self) -> Rig:
@@ -209,7 +210,7 @@ class CheckContext:
         return FrozenDict(changed)
 
 
-def _resolve_model(workload_doc: SpecDocument) -> Any:
+def resolve_model(workload_doc: SpecDocument) -> Any:
     """The workload's model architecture; a bad preset, config or LoRA target is an error at its line."""
     import os
 
@@ -242,7 +243,9 @@ def _resolve_nodes(rig_doc: SpecDocument, catalog: Catalog) -> list[NodeView]:
             try:
                 facts = catalog.lookup(gpu.model, hints=len(problems) < MAX_HINTED_PER_FILE)
             except CatalogLookupError as exc:
-                problems.append(problem_at(rig_doc, pointer + "/model", str(exc), code="SPEC013"))
+                problems.append(
+                    problem_at(rig_doc, pointer + "/model", str(exc), code=spec_codes.UNKNOWN_HARDWARE)
+                )
                 continue
             view.gpus.append(GpuView(gpu, facts, pointer))
         views.append(view)

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from rigcheck.core import spec_codes
 from rigcheck.core.errors import UsageError
 
 SKIP_DIRS = frozenset(
@@ -33,7 +34,7 @@ class SpecFile:
     path: str  # as displayed: relative to the working directory when under it
     kind: str | None  # "Rig", "Workload", or None: the loader decides from the document
     problem: str | None = None  # why the file cannot be read (it is reported, not skipped)
-    code: str = "SPEC012"
+    code: str = spec_codes.UNREADABLE_FILE
     named: bool = False  # named on the command line: a spec whatever it declares
 
 
@@ -75,11 +76,11 @@ def _candidate(path: Path) -> SpecFile | None:
     display = _display(path)
     outside = outside_reason(path)
     if outside is not None:
-        return SpecFile(display, None, outside, "SPEC014")
+        return SpecFile(display, None, outside, spec_codes.OUTSIDE_ROOT)
     try:
         head = read_head(path, HEAD_BYTES)
     except BoundaryError as exc:
-        return SpecFile(display, None, exc.reason, "SPEC014")
+        return SpecFile(display, None, exc.reason, spec_codes.OUTSIDE_ROOT)
     except OSError as exc:
         reason = f"cannot read the file ({exc.strerror or exc}), so rigcheck cannot tell whether it is a spec"
         return SpecFile(display, None, reason)

@@ -13,7 +13,7 @@ from rigcheck.core.registry import Registry, RuleEntry
 
 
 def rule_markdown(entry: RuleEntry) -> str:
-    rule, docs = entry.rule, entry.rule.docs
+    rule, docs = entry.rule, entry.rule.docs.resolved()
     lines = [
         f"# {rule.code}: {rule.name}",
         "",

@@ -14,6 +14,7 @@ from typing import Any, Union
 
 from pydantic import BaseModel, ValidationError
 
+from rigcheck.core import spec_codes
 from rigcheck.core.errors import Problem, SpecError
 from rigcheck.core.fields import did_you_mean
 from rigcheck.core.findings import Location, new_location
@@ -92,7 +93,9 @@ def _validate(document: YamlDocument, expected: str | None) -> SpecDocument:
             )
         else:
             message = f"kind {kind!r} is not Rig or Workload{did_you_mean(str(kind), KINDS)}"
-        raise SpecError(Problem(document.path, message, mark.line, mark.column, pointer, code="SPEC010"))
+        raise SpecError(
+            Problem(document.path, message, mark.line, mark.column, pointer, code=spec_codes.INVALID_VALUE)
+        )
     if expected is not None and kind != expected:
         _, mark = document.source_map.locate("/kind")
         raise SpecError(
@@ -102,7 +105,7 @@ def _validate(document: YamlDocument, expected: str | None) -> SpecDocument:
                 mark.line,
                 mark.column,
                 "/kind",
-                code="SPEC010",
+                code=spec_codes.INVALID_VALUE,
             )
         )
     model_class = SPEC_KINDS[kind]
@@ -187,28 +190,28 @@ def _message(
     if kind == "extra_forbidden":
         name = str(loc[-1]) if loc else "?"
         allowed = _field_names(model_class, loc[:-1])
-        return f"unknown field {name!r}{did_you_mean(name, allowed)}", "SPEC011", True
+        return f"unknown field {name!r}{did_you_mean(name, allowed)}", spec_codes.UNKNOWN_FIELD, True
     if kind == "missing":
         name = str(loc[-1]) if loc else "?"
-        return f"missing required field {name!r}", "SPEC010", True
+        return f"missing required field {name!r}", spec_codes.INVALID_VALUE, True
     if kind == "literal_error":
         expected = str(error.get("ctx", {}).get("expected", ""))
         options = [part.strip(" '") for part in expected.replace(" or ", ", ").split(",") if part.strip()]
         return (
             f"expected {expected}, got {_describe(given)}{did_you_mean(str(given), options)}",
-            "SPEC010",
+            spec_codes.INVALID_VALUE,
             False,
         )
     if kind in ("value_error", "assertion_error"):
         text = str(error.get("ctx", {}).get("error", error["msg"]))
-        return text, "SPEC010", False
+        return text, spec_codes.INVALID_VALUE, False
     friendly = _FRIENDLY.get(kind)
     if friendly is not None:
-        return f"{friendly}, got {_describe(given)}", "SPEC010", False
+        return f"{friendly}, got {_describe(given)}", spec_codes.INVALID_VALUE, False
     text = error["msg"]
     text = text[:1].lower() + text[1:]
     text = text.replace("input should be", "must be")
-    return f"{text}, got {_describe(given)}", "SPEC010", False
+    return f"{text}, got {_describe(given)}", spec_codes.INVALID_VALUE, False
 
 
 def _field_names(model_class: type[BaseModel], path: tuple[str | int, ...]) -> list[str]:
@@ -255,7 +258,9 @@ def _unwrap(annotation: Any, *, want_list: bool) -> Any:
     return annotation
 
 
-def problem_at(document: SpecDocument, pointer: str, message: str, code: str = "SPEC010") -> Problem:
+def problem_at(
+    document: SpecDocument, pointer: str, message: str, code: str = spec_codes.INVALID_VALUE
+) -> Problem:
     """A problem positioned at ``pointer`` of ``document`` (for errors found after validation)."""
     location = document.locate(pointer)
     return Problem(document.path, message, location.line or 1, location.column or 1, pointer, code)

@@ -2,7 +2,7 @@
 
 Each checker runs under a time limit. One that raises, hangs, tries to end the process, or yields
 something that is not a finding of its own rules is reported as an ``ENGINE`` fail finding (with
-its plugin's name and version) and the other checkers still run (DESIGN.md section 5). Third-party
+its plugin's name and version) and the other checkers still run (docs/design.md section 5). Third-party
 checkers run on a watchdog thread, or in child processes with ``--isolate-plugins``
 (:mod:`rigcheck.core.sandbox`); what they print is captured.
 """
@@ -16,7 +16,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any, TypeVar
 
 from rigcheck.core.catalog import Catalog, load_catalog_file
@@ -28,18 +27,14 @@ from rigcheck.core.engine_rules import (
     CHECKER_TIMED_OUT,
     PLUGIN_FAILED_TO_LOAD,
 )
-from rigcheck.core.findings import Finding, Severity, worst
+from rigcheck.core.findings import Finding, Severity
 from rigcheck.core.registry import CheckerEntry, PluginFault, Registry
 from rigcheck.core.report import (
     CheckerRun,
-    InputFile,
-    PluginRecord,
     Report,
-    Summary,
-    Timings,
-    ToolInfo,
+    build_report,
 )
-from rigcheck.core.rules import _CURRENT_CHECKER, Rule, matches
+from rigcheck.core.rules import CURRENT_CHECKER, Rule, matches
 from rigcheck.core.sandbox import (
     PluginExit,
     WatchdogTimeout,
@@ -225,12 +220,12 @@ def _run_one(entry: CheckerEntry, ctx: CheckContext, options: RunOptions) -> tup
         return _stamp(finding, checker.name, plugin.name)
 
     def collect() -> list[Any]:
-        token = _CURRENT_CHECKER.set((checker.name, plugin.name))  # findings are born stamped
+        token = CURRENT_CHECKER.set((checker.name, plugin.name))  # findings are born stamped
         try:
             result = checker.check(ctx)
             return [] if result is None else list(result)
         finally:
-            _CURRENT_CHECKER.reset(token)
+            CURRENT_CHECKER.reset(token)
 
     started = time.perf_counter()
     untrusted = not plugin.builtin
@@ -379,50 +374,6 @@ def _debug_traceback(exc: BaseException) -> None:
         traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
 
 
-def summarize(findings: Sequence[Finding]) -> Summary:
-    """Counts by severity of the findings that count, and how many are suppressed."""
-    counts = {severity: 0 for severity in Severity}
-    suppressed = 0
-    for finding in findings:
-        if finding.counts:
-            counts[finding.severity] += 1
-        else:
-            suppressed += 1
-    return Summary(
-        passed=counts[Severity.PASS],
-        skipped=counts[Severity.SKIP],
-        warned=counts[Severity.WARN],
-        failed=counts[Severity.FAIL],
-        suppressed=suppressed,
-    )
-
-
-def verdict_of(findings: Sequence[Finding]) -> Severity:
-    """The worst finding that counts; skips count as a pass."""
-    verdict = worst([finding.severity for finding in findings if finding.counts])
-    return Severity.PASS if verdict is Severity.SKIP else verdict
-
-
-def exit_code_for(findings: Sequence[Finding], fail_on: Severity) -> int:
-    """1 when any finding that counts is at or above the threshold, else 0."""
-    return int(any(finding.counts and finding.severity.rank >= fail_on.rank for finding in findings))
-
-
-def recount(report: Report, findings: list[Finding] | None = None) -> Report:
-    """The report with ``findings`` (default: its own) and its summary, verdict and exit code redone,
-    after suppressions, baselines or severity overrides changed them."""
-    findings = list(report.findings if findings is None else findings)
-    fail_on = Severity(report.fail_on)
-    return report.model_copy(
-        update={
-            "findings": findings,
-            "summary": summarize(findings),
-            "verdict": verdict_of(findings).value,
-            "exit_code": exit_code_for(findings, fail_on),
-        }
-    )
-
-
 def _report(
     ctx: CheckContext,
     registry: Registry,
@@ -432,27 +383,13 @@ def _report(
     load_ms: float,
     check_ms: float,
 ) -> Report:
-    from rigcheck._version import __plugin_api__, __version__
-
-    verdict = verdict_of(findings)
-    return Report(
-        tool=ToolInfo(version=__version__, plugin_api=__plugin_api__),
-        subject=ctx.subject,
-        verdict=verdict.value,
-        fail_on=options.fail_on.value,
-        exit_code=exit_code_for(findings, options.fail_on),
-        summary=summarize(findings),
-        findings=findings,
+    return build_report(
+        ctx.subject,
+        findings,
+        options.fail_on,
+        documents=ctx.documents,
         checkers=runs,
-        inputs=[
-            InputFile(path=doc.path, kind=doc.kind, name=doc.name, sha256=doc.sha256) for doc in ctx.documents
-        ],
-        plugins=[
-            PluginRecord(name=info.name, version=info.version, builtin=info.builtin)
-            for info in registry.plugins
-        ],
-        timings=Timings(
-            load_ms=round(load_ms, 3), check_ms=round(check_ms, 3), total_ms=round(load_ms + check_ms, 3)
-        ),
-        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        plugins=registry.plugins,
+        load_ms=load_ms,
+        check_ms=check_ms,
     )

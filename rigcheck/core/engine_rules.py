@@ -5,7 +5,9 @@ from __future__ import annotations
 from rigcheck.core.findings import Severity
 from rigcheck.core.rules import Rule, RuleDocs
 
-_REFS = ("DESIGN.md section 5: a checker that raises is reported as a fail finding; the others still run",)
+_REFS = (
+    "docs/design.md section 5: a checker that raises is reported as a fail finding; the others still run",
+)
 
 CHECKER_CRASHED = Rule(
     code="ENGINE001",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rigcheck.core import spec_codes
+
 #: The longest message and JSON pointer a problem keeps; the rest is cut (a 20 MB value is not echoed).
 MAX_MESSAGE = 1000
 MAX_POINTER = 300
@@ -28,7 +30,7 @@ class Problem:
     line: int = 1
     column: int = 1
     pointer: str = ""
-    code: str = "SPEC010"
+    code: str = spec_codes.INVALID_VALUE
 
     def __post_init__(self) -> None:  # what a hostile file makes rigcheck echo is bounded
         object.__setattr__(self, "message", clip(self.message, MAX_MESSAGE))

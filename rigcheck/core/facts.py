@@ -6,12 +6,28 @@ Each file under ``specs/rules/`` holds named sections; every section carries ``s
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from rigcheck.core.errors import Problem, SpecError
 from rigcheck.core.frozen import FrozenDict, freeze
+
+#: (file, section, key) of every value read while :func:`record_reads` is active (None: not recording).
+_READS: set[tuple[str, str, str]] | None = None
+
+
+@contextmanager
+def record_reads() -> Iterator[set[tuple[str, str, str]]]:
+    """Record which values of ``specs/rules/*.yaml`` are read (a test fails on keys nothing reads)."""
+    global _READS
+    previous, _READS = _READS, set()
+    try:
+        yield _READS
+    finally:
+        _READS = previous
 
 
 class FactSection(Mapping[str, Any]):
@@ -23,12 +39,14 @@ class FactSection(Mapping[str, Any]):
         self._values = values
 
     def __getitem__(self, key: str) -> Any:
+        if _READS is not None:
+            _READS.add((Path(self.path).stem, self.name, key))
         try:
             return self._values[key]
         except KeyError:
             raise KeyError(f"{self.path}: section {self.name!r} has no {key!r}") from None
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[str]:
         return iter(self._values)
 
     def __len__(self) -> int:

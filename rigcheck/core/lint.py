@@ -14,23 +14,31 @@ import os
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from rigcheck.core import spec_codes
 from rigcheck.core.baseline import apply_baseline
 from rigcheck.core.boundary import outside_reason
 from rigcheck.core.catalog import Catalog
 from rigcheck.core.config import Settings, fact_overrides
 from rigcheck.core.discovery import discover
 from rigcheck.core.documents import SpecDocument, declares_rigcheck, load_spec, spec_from_yaml
-from rigcheck.core.engine import RunOptions, exit_code_for, recount, run_checks, summarize, verdict_of
+from rigcheck.core.engine import RunOptions, run_checks
 from rigcheck.core.errors import Problem, SpecError
 from rigcheck.core.findings import Finding, Location, Severity
 from rigcheck.core.lint_rules import UNKNOWN_RIG, WORKLOAD_WITHOUT_RIG
 from rigcheck.core.loader import load_yaml_file
 from rigcheck.core.registry import Registry
-from rigcheck.core.report import CheckerRun, InputFile, PluginRecord, Report, RunRecord, Timings, ToolInfo
+from rigcheck.core.report import (
+    CheckerRun,
+    Report,
+    RunRecord,
+    build_report,
+    recount,
+    summarize,
+    verdict_of,
+)
 from rigcheck.core.rules import matches
 from rigcheck.core.suppressions import apply_suppressions
 
@@ -304,7 +312,7 @@ class _Loader:
             where.line,
             where.column,
             where.pointer or "",
-            "SPEC014",
+            spec_codes.OUTSIDE_ROOT,
         )
         self.findings.extend(_problem_findings([problem], self.pipeline.registry))
         self.refused.add((where.file, where.pointer))
@@ -406,7 +414,6 @@ def _report(
     load_ms: float,
     check_ms: float,
 ) -> Report:
-    from rigcheck._version import __plugin_api__, __version__
 
     fail_on = Severity(pipeline.settings["fail-on"])
     checkers: dict[str, CheckerRun] = {}
@@ -433,27 +440,16 @@ def _report(
     rigs = sum(1 for doc in documents if doc.kind == "Rig")
     workloads = len(documents) - rigs
     pairs = sum(1 for run in runs if run.workload is not None)
-    return Report(
-        tool=ToolInfo(version=__version__, plugin_api=__plugin_api__),
-        subject=f"lint: {rigs} rig(s), {workloads} workload(s), {pairs} pair(s)",
-        verdict=verdict_of(findings).value,
-        fail_on=fail_on.value,
-        exit_code=exit_code_for(findings, fail_on),
-        summary=summarize(findings),
-        findings=findings,
-        runs=records,
+    return build_report(
+        f"lint: {rigs} rig(s), {workloads} workload(s), {pairs} pair(s)",
+        findings,
+        fail_on,
+        documents=documents,
         checkers=list(checkers.values()),
-        inputs=[
-            InputFile(path=doc.path, kind=doc.kind, name=doc.name, sha256=doc.sha256) for doc in documents
-        ],
-        plugins=[
-            PluginRecord(name=info.name, version=info.version, builtin=info.builtin)
-            for info in pipeline.registry.plugins
-        ],
-        timings=Timings(
-            load_ms=round(load_ms, 3), check_ms=round(check_ms, 3), total_ms=round(load_ms + check_ms, 3)
-        ),
-        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        runs=records,
+        plugins=pipeline.registry.plugins,
+        load_ms=load_ms,
+        check_ms=check_ms,
     )
 
 

@@ -29,6 +29,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import BaseResolver
 
+from rigcheck.core import spec_codes
 from rigcheck.core.errors import Problem, SpecError
 from rigcheck.core.positions import Mark, SourceMap, join_pointer
 
@@ -179,10 +180,10 @@ def read_spec_text(path: str) -> tuple[str, str]:
             if "regular file" in exc.reason
             else f"the file is over {limit:,} bytes; specs are limited to {limit:,} bytes"
         )
-        raise SpecError(Problem(path, reason, code="SPEC012")) from None
+        raise SpecError(Problem(path, reason, code=spec_codes.UNREADABLE_FILE)) from None
     except OSError as exc:
         raise SpecError(
-            Problem(path, f"cannot read the file: {exc.strerror or exc}", code="SPEC012")
+            Problem(path, f"cannot read the file: {exc.strerror or exc}", code=spec_codes.UNREADABLE_FILE)
         ) from None
     return decode_spec_bytes(raw, path), hashlib.sha256(raw).hexdigest()
 
@@ -190,7 +191,9 @@ def read_spec_text(path: str) -> tuple[str, str]:
 def decode_spec_bytes(raw: bytes, path: str) -> str:
     utf16 = raw.startswith((b"\xff\xfe", b"\xfe\xff"))
     if b"\x00" in raw[:8192] and not utf16:
-        raise SpecError(Problem(path, "this is a binary file, not a YAML spec", code="SPEC012"))
+        raise SpecError(
+            Problem(path, "this is a binary file, not a YAML spec", code=spec_codes.UNREADABLE_FILE)
+        )
     encoding = "utf-16" if utf16 else "utf-8-sig"
     try:
         return raw.decode(encoding)
@@ -201,7 +204,7 @@ def decode_spec_bytes(raw: bytes, path: str) -> str:
                 path,
                 f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at offset {exc.start}; save the file as UTF-8",
                 line=line,
-                code="SPEC012",
+                code=spec_codes.UNREADABLE_FILE,
             )
         ) from None
 
@@ -219,7 +222,11 @@ def load_yaml_text(text: str, path: str = "<string>", *, sha256: str | None = No
     root = _compose(text, path)
     if root is None:
         raise SpecError(
-            Problem(path, "the file is empty: a spec needs apiVersion, kind and name", code="SPEC012")
+            Problem(
+                path,
+                "the file is empty: a spec needs apiVersion, kind and name",
+                code=spec_codes.UNREADABLE_FILE,
+            )
         )
     if not isinstance(root, MappingNode):
         what = "a list" if isinstance(root, SequenceNode) else "a single scalar"  # its text is not echoed
@@ -228,7 +235,7 @@ def load_yaml_text(text: str, path: str = "<string>", *, sha256: str | None = No
                 path,
                 f"expected a mapping (key: value lines) at the top of the file, found {what}",
                 *_line_col(root),
-                code="SPEC012",
+                code=spec_codes.UNREADABLE_FILE,
             )
         )
     builder = _Builder(path)
@@ -254,7 +261,7 @@ def _compose(text: str, path: str) -> Node | None:
             reason = "the file holds several YAML documents (---); rigcheck reads one spec per file"
         else:
             reason = f"not valid YAML: {reason}"
-        raise SpecError(Problem(path, reason, line, column, code="SPEC012")) from None
+        raise SpecError(Problem(path, reason, line, column, code=spec_codes.UNREADABLE_FILE)) from None
     except yaml.reader.ReaderError as exc:  # a character YAML does not allow (control codes, NUL)
         line = text.count("\n", 0, exc.position) + 1
         column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
@@ -266,15 +273,21 @@ def _compose(text: str, path: str) -> Node | None:
                 f"in YAML ({exc.reason})",
                 line,
                 column,
-                code="SPEC012",
+                code=spec_codes.UNREADABLE_FILE,
             )
         ) from None
     except yaml.YAMLError as exc:
         message = " ".join(str(exc).split())
-        raise SpecError(Problem(path, f"not valid YAML: {message}", code="SPEC012")) from None
+        raise SpecError(
+            Problem(path, f"not valid YAML: {message}", code=spec_codes.UNREADABLE_FILE)
+        ) from None
     except RecursionError:
         raise SpecError(
-            Problem(path, f"the YAML nests deeper than rigcheck reads ({MAX_DEPTH} levels)", code="SPEC012")
+            Problem(
+                path,
+                f"the YAML nests deeper than rigcheck reads ({MAX_DEPTH} levels)",
+                code=spec_codes.UNREADABLE_FILE,
+            )
         ) from None
     finally:
         loader.dispose()
@@ -311,7 +324,7 @@ class _Builder:
                         "a YAML alias refers to its own anchor (recursive data)",
                         line,
                         column,
-                        code="SPEC005",
+                        code=spec_codes.ALIAS_BOMB,
                     )
                 )
             if depth > MAX_DEPTH:
@@ -322,7 +335,7 @@ class _Builder:
                         f"the YAML nests deeper than {MAX_DEPTH} levels",
                         line,
                         column,
-                        code="SPEC012",
+                        code=spec_codes.UNREADABLE_FILE,
                     )
                 )
             written.add(key)
@@ -349,7 +362,7 @@ class _Builder:
                     f"aliases expand {len(written):,} written YAML nodes to {expanded:,} "
                     f"(budget {budget:,}): refusing a possible alias bomb; write the values out "
                     f"or use fewer nested aliases",
-                    code="SPEC005",
+                    code=spec_codes.ALIAS_BOMB,
                 )
             )
 
@@ -363,7 +376,7 @@ class _Builder:
                 f"(strings, numbers, booleans, null, lists and mappings); remove the tag",
                 line,
                 column,
-                code="SPEC004",
+                code=spec_codes.UNSAFE_TAG,
             )
         )
 
@@ -399,7 +412,7 @@ class _Builder:
                         line,
                         column,
                         pointer or "/",
-                        code="SPEC012",
+                        code=spec_codes.UNREADABLE_FILE,
                     )
                 )
             if key_node.tag not in _SAFE_TAGS:
@@ -413,7 +426,7 @@ class _Builder:
                 first = explicit[key]
                 self.traps.append(
                     YamlTrap(
-                        "SPEC001",
+                        spec_codes.DUPLICATE_KEY,
                         child,
                         key_mark,
                         f"key {key!r} appears twice in the same mapping (lines {first.line} and "
@@ -441,7 +454,7 @@ class _Builder:
                         line,
                         column,
                         pointer or "/",
-                        code="SPEC012",
+                        code=spec_codes.UNREADABLE_FILE,
                     )
                 )
             merged = self._mapping(source, pointer + "/<<", depth + 1)
@@ -514,7 +527,7 @@ class _Builder:
         where = "key" if as_key else "value"
         self.traps.append(
             YamlTrap(
-                "SPEC002",
+                spec_codes.YAML11_BOOLEAN,
                 pointer,
                 _mark(node),
                 f"the unquoted {where} {value!r} is the boolean {meant} to YAML 1.1 tools (PyYAML, "
@@ -535,7 +548,7 @@ class _Builder:
         yaml11 = f"the octal number {octal}" if octal is not None else "a string"
         self.traps.append(
             YamlTrap(
-                "SPEC003",
+                spec_codes.OCTAL_LOOKING_NUMBER,
                 pointer,
                 _mark(node),
                 f"{node.value} has a leading zero: rigcheck reads it as {decimal} (YAML 1.2), "

@@ -6,11 +6,12 @@ verdicts. ``schemas/report.schema.json`` is generated from these models.
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rigcheck.core.findings import Finding, Severity
+from rigcheck.core.findings import Finding, Severity, worst
 
 REPORT_SCHEMA_VERSION = 1
 
@@ -99,3 +100,98 @@ class Report(_ReportModel):
 
     def by_severity(self, severity: Severity) -> list[Finding]:
         return [finding for finding in self.findings if finding.severity is severity]
+
+
+# -- assembling a report -------------------------------------------------------------------------
+
+
+def summarize(findings: Sequence[Finding]) -> Summary:
+    """Counts by severity of the findings that count, and how many are suppressed."""
+    counts = {severity: 0 for severity in Severity}
+    suppressed = 0
+    for finding in findings:
+        if finding.counts:
+            counts[finding.severity] += 1
+        else:
+            suppressed += 1
+    return Summary(
+        passed=counts[Severity.PASS],
+        skipped=counts[Severity.SKIP],
+        warned=counts[Severity.WARN],
+        failed=counts[Severity.FAIL],
+        suppressed=suppressed,
+    )
+
+
+def verdict_of(findings: Sequence[Finding]) -> Severity:
+    """The worst finding that counts; skips count as a pass."""
+    verdict = worst([finding.severity for finding in findings if finding.counts])
+    return Severity.PASS if verdict is Severity.SKIP else verdict
+
+
+def exit_code_for(findings: Sequence[Finding], fail_on: Severity) -> int:
+    """1 when any finding that counts is at or above the threshold, else 0."""
+    return int(any(finding.counts and finding.severity.rank >= fail_on.rank for finding in findings))
+
+
+def recount(report: Report, findings: list[Finding] | None = None) -> Report:
+    """The report with ``findings`` (default: its own) and its summary, verdict and exit code redone,
+    after suppressions, baselines or severity overrides changed them."""
+    findings = list(report.findings if findings is None else findings)
+    fail_on = Severity(report.fail_on)
+    return report.model_copy(
+        update={
+            "findings": findings,
+            "summary": summarize(findings),
+            "verdict": verdict_of(findings).value,
+            "exit_code": exit_code_for(findings, fail_on),
+        }
+    )
+
+
+def build_report(
+    subject: str,
+    findings: Sequence[Finding],
+    fail_on: Severity,
+    *,
+    documents: Iterable[Any] = (),
+    kind: str | None = None,
+    checkers: Sequence[CheckerRun] = (),
+    runs: Sequence[RunRecord] = (),
+    plugins: Iterable[Any] = (),
+    load_ms: float | None = None,
+    check_ms: float | None = None,
+) -> Report:
+    """The one place a report is assembled (``check``, ``lint`` and ``merge``): the verdict, exit code
+    and summary from ``findings``, the inputs from ``documents`` (SpecDocuments; ``kind`` overrides
+    theirs), the plugins from registry records, and the timings when they were measured."""
+    from datetime import datetime, timezone
+
+    from rigcheck._version import __plugin_api__, __version__
+
+    findings = list(findings)
+    timings = (
+        Timings(load_ms=round(load_ms, 3), check_ms=round(check_ms, 3), total_ms=round(load_ms + check_ms, 3))
+        if load_ms is not None and check_ms is not None
+        else Timings()
+    )
+    return Report(
+        tool=ToolInfo(version=__version__, plugin_api=__plugin_api__),
+        subject=subject,
+        verdict=verdict_of(findings).value,
+        fail_on=fail_on.value,
+        exit_code=exit_code_for(findings, fail_on),
+        summary=summarize(findings),
+        findings=findings,
+        runs=list(runs),
+        checkers=list(checkers),
+        inputs=[
+            InputFile(path=doc.path, kind=kind or doc.kind, name=doc.name, sha256=doc.sha256)
+            for doc in documents
+        ],
+        plugins=[
+            PluginRecord(name=info.name, version=info.version, builtin=info.builtin) for info in plugins
+        ],
+        timings=timings,
+        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    )

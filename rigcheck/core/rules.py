@@ -8,6 +8,7 @@ Checkers build findings through their rules, so every finding carries its code a
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -15,21 +16,60 @@ from typing import Any, Literal
 from rigcheck.core.findings import Finding, Location, Severity, new_finding
 
 #: The checker the engine is running, so that findings are born stamped with it (``engine.py``).
-_CURRENT_CHECKER: ContextVar[tuple[str, str]] = ContextVar("rigcheck_current_checker", default=("", ""))
+CURRENT_CHECKER: ContextVar[tuple[str, str]] = ContextVar("rigcheck_current_checker", default=("", ""))
 
 CODE_PATTERN = re.compile(r"^[A-Z][A-Z0-9]{1,7}[0-9]{3}$")
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 
+#: ``{facts:power.sustained.warn_above_fraction:.0%}``: a value of specs/rules/FILE.yaml in rule docs.
+FACT_PLACEHOLDER = re.compile(r"\{facts:([a-z0-9_]+)\.([a-z0-9_-]+)\.([a-z0-9_-]+)(?::([^{}]*))?\}")
+
+
 @dataclass(frozen=True)
 class RuleDocs:
-    """The documentation sections every rule has (Markdown)."""
+    """The documentation sections every rule has (Markdown).
+
+    A threshold is written as a placeholder, ``{facts:FILE.SECTION.KEY}`` or with a format spec
+    ``{facts:power.sustained.warn_above_fraction:.0%}``, so that the page, ``rigcheck explain`` and
+    SARIF help show the number the checker uses (the shipped data, or a project's override):
+    :meth:`resolved` fills them in.
+    """
 
     what: str
     why: str
     example: str
     fix: str
     references: tuple[str, ...] = ()
+
+    def resolved(self, facts: Callable[[str], Mapping[str, Any]] | None = None) -> RuleDocs:
+        """These docs with every ``{facts:...}`` placeholder replaced by its value (``facts(FILE)``
+        gives the sections; default: the shipped specs/rules data); unchanged when there are none."""
+        texts = (self.what, self.why, self.example, self.fix, *self.references)
+        if not any("{facts:" in text for text in texts):
+            return self
+        if facts is None:
+            from rigcheck.core.facts import load_rule_facts
+
+            facts = load_rule_facts
+
+        def value(match: re.Match[str]) -> str:
+            file, section, key, spec = match.groups()
+            number = facts(file)[section][key]
+            return (
+                format(number, spec) if spec else (f"{number:,}" if isinstance(number, int) else str(number))
+            )
+
+        def fill(text: str) -> str:
+            return FACT_PLACEHOLDER.sub(value, text)
+
+        return RuleDocs(
+            fill(self.what),
+            fill(self.why),
+            fill(self.example),
+            fill(self.fix),
+            tuple(fill(reference) for reference in self.references),
+        )
 
 
 @dataclass(frozen=True)
@@ -87,8 +127,8 @@ class Rule:
             location=location,
             related=tuple(related),
             subject=subject,
-            checker=_CURRENT_CHECKER.get()[0],
-            plugin=_CURRENT_CHECKER.get()[1],
+            checker=CURRENT_CHECKER.get()[0],
+            plugin=CURRENT_CHECKER.get()[1],
             suppressions=(),
             run=None,
         )
@@ -135,6 +175,7 @@ class Rule:
         return self.finding(Severity.FAIL, message, **details)
 
     def as_dict(self) -> dict[str, Any]:
+        docs = self.docs.resolved()
         return {
             "code": self.code,
             "name": self.name,
@@ -144,11 +185,11 @@ class Rule:
             "status": self.status,
             "tags": list(self.tags),
             "docs": {
-                "what": self.docs.what,
-                "why": self.docs.why,
-                "example": self.docs.example,
-                "fix": self.docs.fix,
-                "references": list(self.docs.references),
+                "what": docs.what,
+                "why": docs.why,
+                "example": docs.example,
+                "fix": docs.fix,
+                "references": list(docs.references),
             },
         }
 

@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from rigcheck.core import spec_codes
 from rigcheck.core.errors import Problem, SpecError
 
 
@@ -59,9 +60,9 @@ def validate_files(paths: list[str]) -> list[ValidationResult]:
     from rigcheck.core.documents import load_spec
     from rigcheck.core.engine import build_catalog
     from rigcheck.core.plugin_manager import PluginHost
-    from rigcheck.plugins.spec_traps import YamlTrapChecker
+    from rigcheck.core.spec_rules import SPEC_RULES
 
-    severities = {rule.code: rule.severity.value for rule in YamlTrapChecker.rules}
+    severities = {rule.code: rule.severity.value for rule in SPEC_RULES}
     catalog: Catalog | None = None
     results = []
     for path in paths:
@@ -108,7 +109,7 @@ def _json_schema_problems(document: Any) -> list[Problem]:
                 location.line or 1,
                 location.column or 1,
                 location.pointer or "/",
-                "SPEC010",
+                spec_codes.INVALID_VALUE,
             )
         )
     return problems

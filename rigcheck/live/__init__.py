@@ -12,6 +12,7 @@ Modules:
 * :mod:`rigcheck.live.torch_info`: torch's version, bundled CUDA and compiled architectures.
 * :mod:`rigcheck.live.probe`: ``probe()`` that puts them together into a rig spec, ``write_probe``
   and ``probe_to_evidence``.
-* :mod:`rigcheck.live.cli_probe`: the ``rigcheck probe`` command.
 * :mod:`rigcheck.live.measure`: torch micro-benchmarks written as evidence (``rigcheck measure``).
+
+The commands that call them are :mod:`rigcheck.commands.probe` and :mod:`rigcheck.commands.measure`.
 """

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
+from rigcheck.core.checker import WorkloadOnRigChecker
+from rigcheck.core.context import CheckContext, NodeView
 from rigcheck.core.estimation.checkpoints import checkpoint_plan
 from rigcheck.core.estimation.reliability import (
     failure_rate,
@@ -22,7 +22,8 @@ from rigcheck.core.estimation.reliability import (
     young_tau,
 )
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.models.workload import Workload
 from rigcheck.core.numbers import duration, fmt
 from rigcheck.core.rules import Rule, RuleDocs
 
@@ -55,13 +56,13 @@ INTERVAL = Rule(
 )
 
 
-class CheckpointIntervalChecker(Checker):
+class CheckpointIntervalChecker(WorkloadOnRigChecker):
     name = "reliability.checkpoint-interval"
     rules = (INTERVAL,)
-    needs_workload = True
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
-        workload = ctx.workload
+    def check_workload(
+        self, ctx: CheckContext, workload: Workload, node: NodeView | None
+    ) -> Iterator[Finding]:
         run = workload.run
         where = ctx.workload_at(
             "/run/checkpoint_interval_min" if run and run.checkpoint_interval_min else "/run"
@@ -153,7 +154,8 @@ class CheckpointIntervalChecker(Checker):
             )
         elif outside:
             yield INTERVAL.passed(
-                f"{told}: outside [tau/2, 2 tau], but within {negligible:.1%} of the run of the optimum",
+                f"{told}: outside [tau/{factor:g}, {factor:g} tau], but within {negligible:.1%} of the run of "
+                "the optimum",
                 location=where,
                 evidence=evidence,
                 subject=ctx.subject,
@@ -163,5 +165,5 @@ class CheckpointIntervalChecker(Checker):
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(CheckpointIntervalChecker())

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
+from rigcheck.core.checker import WorkloadOnRigChecker
+from rigcheck.core.context import CheckContext, NodeView
 from rigcheck.core.estimation.checkpoints import checkpoint_plan
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.models.workload import Workload
 from rigcheck.core.numbers import duration, fmt
 from rigcheck.core.rules import Rule, RuleDocs
 
@@ -39,16 +40,17 @@ WRITE_OVERHEAD = Rule(
 )
 
 
-class CheckpointWriteChecker(Checker):
+class CheckpointWriteChecker(WorkloadOnRigChecker):
     name = "storage.checkpoint-write"
     rules = (WRITE_OVERHEAD,)
-    needs_workload = True
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+    def check_workload(
+        self, ctx: CheckContext, workload: Workload, node: NodeView | None
+    ) -> Iterator[Finding]:
         facts = ctx.facts("storage")
         plan = checkpoint_plan(ctx, facts)
         where = ctx.workload_at("/run/checkpoint_interval_min")
-        if ctx.workload.task == "inference":
+        if workload.task == "inference":
             yield WRITE_OVERHEAD.passed(
                 "inference: no checkpoints written", location=where, subject=ctx.subject
             )
@@ -105,20 +107,23 @@ class CheckpointWriteChecker(Checker):
             "faster checkpoint storage, asynchronous or sharded checkpoints, weights-only checkpoints between "
             f"full ones, or an interval of at least {fmt(plan.write_seconds / warn / 60, 0)} min"
         )
-        if plan.overhead > fail:
-            yield WRITE_OVERHEAD.failed(
-                told, location=where, related=related, evidence=evidence, fix=fix, subject=ctx.subject
-            )
-        elif plan.overhead > warn:
-            yield WRITE_OVERHEAD.warned(
-                told, location=where, related=related, evidence=evidence, fix=fix, subject=ctx.subject
-            )
-        else:
+        severity = WRITE_OVERHEAD.graded(plan.overhead, warn_at=warn, fail_at=fail)
+        if severity is Severity.PASS:
             yield WRITE_OVERHEAD.passed(
                 told, location=where, related=related, evidence=evidence, subject=ctx.subject
+            )
+        else:
+            yield WRITE_OVERHEAD.finding(
+                severity,
+                told,
+                location=where,
+                related=related,
+                evidence=evidence,
+                fix=fix,
+                subject=ctx.subject,
             )
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(CheckpointWriteChecker())

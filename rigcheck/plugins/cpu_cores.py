@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
+from rigcheck.core.checker import PerNodeChecker
 from rigcheck.core.context import CheckContext, NodeView
+from rigcheck.core.facts import FactSection
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.instances import next_size
 from rigcheck.core.rules import Rule, RuleDocs
 
@@ -39,67 +40,66 @@ CPU_CORES = Rule(
 )
 
 
-class CpuCoresChecker(Checker):
+class CpuCoresChecker(PerNodeChecker):
     name = "platform.cpu-cores"
     rules = (CPU_CORES,)
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+    def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
         facts = ctx.facts("platform")["cpu_cores"]
         per_gpu, least = float(facts["reserved_cores_per_gpu"]), int(facts["reserved_cores_min"])
         workers, workers_from = _workers(ctx, facts)
-        for node in ctx.nodes:
-            subject = f"{ctx.rig.name} / {node.label}"
-            processes, processes_from = _processes(ctx, node)
-            if processes == 0:
-                yield CPU_CORES.skipped(
-                    f"{node.label} has no GPUs: no GPU processes to feed",
-                    location=ctx.rig_at(node.pointer),
-                    subject=subject,
-                )
-                continue
-            reserved = max(least, math.ceil(per_gpu * processes))
-            need = processes * (workers + 1) + reserved
-            cores = node.spec.cpu.cores if node.spec.cpu else None
-            if cores is None:
-                yield CPU_CORES.skipped(
-                    f"{node.label}: cpu.cores is not given; {processes} GPU processes with {workers} workers each "
-                    f"need {need} cores",
-                    location=ctx.rig_at(f"{node.pointer}/cpu"),
-                    subject=subject,
-                    fix=f"add cpu.cores (physical cores of all sockets) to the node; {need} or more passes",
-                )
-                continue
-            evidence = {
-                "cores": cores,
-                "processes": processes,
-                "processes_from": processes_from,
-                "workers_per_process": workers,
-                "workers_from": workers_from,
-                "reserved_cores": reserved,
-                "required_cores": need,
-                "formula": "processes x (workers + 1) + max(1, ceil(0.5 x processes))",
-                **facts.cite(),
-            }
-            where = ctx.rig_at(f"{node.pointer}/cpu/cores")
-            noun = "process" if processes == 1 else "processes"
-            compared = (
-                f"{cores} cores for {processes} GPU {noun} x ({workers} workers + 1) + {reserved} "
-                f"= {need} needed"
+        subject = f"{ctx.rig.name} / {node.label}"
+        processes, processes_from = _processes(ctx, node)
+        if processes == 0:
+            yield CPU_CORES.skipped(
+                f"{node.label} has no GPUs: no GPU processes to feed",
+                location=ctx.rig_at(node.pointer),
+                subject=subject,
             )
-            if cores < need:
-                fitting = max((cores - reserved) // processes - 1, 0)
-                yield CPU_CORES.warned(
-                    f"{node.label}: {compared}",
-                    location=where,
-                    evidence=evidence,
-                    subject=subject,
-                    fix=f"{_more_cores(node, need)}, or set data.num_workers to {fitting} "
-                    f"(the most that {cores} cores feed)",
-                )
-            else:
-                yield CPU_CORES.passed(
-                    f"{node.label}: {compared}", location=where, evidence=evidence, subject=subject
-                )
+            return
+        reserved = max(least, math.ceil(per_gpu * processes))
+        need = processes * (workers + 1) + reserved
+        cores = node.spec.cpu.cores if node.spec.cpu else None
+        if cores is None:
+            yield CPU_CORES.skipped(
+                f"{node.label}: cpu.cores is not given; {processes} GPU processes with {workers} workers each "
+                f"need {need} cores",
+                location=ctx.rig_at(f"{node.pointer}/cpu"),
+                subject=subject,
+                fix=f"add cpu.cores (physical cores of all sockets) to the node; {need} or more passes",
+            )
+            return
+        evidence = {
+            "cores": cores,
+            "processes": processes,
+            "processes_from": processes_from,
+            "workers_per_process": workers,
+            "workers_from": workers_from,
+            "reserved_cores": reserved,
+            "required_cores": need,
+            # names the shipped values even when a project config overrides them (kept as it was)
+            "formula": "processes x (workers + 1) + max(1, ceil(0.5 x processes))",
+            **facts.cite(),
+        }
+        where = ctx.rig_at(f"{node.pointer}/cpu/cores")
+        noun = "process" if processes == 1 else "processes"
+        compared = (
+            f"{cores} cores for {processes} GPU {noun} x ({workers} workers + 1) + {reserved} = {need} needed"
+        )
+        if cores < need:
+            fitting = max((cores - reserved) // processes - 1, 0)
+            yield CPU_CORES.warned(
+                f"{node.label}: {compared}",
+                location=where,
+                evidence=evidence,
+                subject=subject,
+                fix=f"{_more_cores(node, need)}, or set data.num_workers to {fitting} "
+                f"(the most that {cores} cores feed)",
+            )
+        else:
+            yield CPU_CORES.passed(
+                f"{node.label}: {compared}", location=where, evidence=evidence, subject=subject
+            )
 
 
 def _more_cores(node: NodeView, need: int) -> str:
@@ -116,16 +116,19 @@ def _more_cores(node: NodeView, need: int) -> str:
     return f"use a CPU with at least {need} cores"
 
 
-def _workers(ctx: CheckContext, facts) -> tuple[int, str]:  # type: ignore[no-untyped-def]
+def _workers(ctx: CheckContext, facts: FactSection) -> tuple[int, str]:
+    """Data-loader workers per GPU process, and where that number came from."""
     workload = ctx.workload
     if workload is not None and workload.data is not None and workload.data.num_workers is not None:
         return workload.data.num_workers, "workload data.num_workers"
     if workload is not None and workload.task == "inference":
         return int(facts["inference_workers_per_gpu"]), "inference default"
-    return int(facts["default_workers_per_gpu"]), "default for training (2 per GPU)"
+    default = int(facts["default_workers_per_gpu"])
+    return default, f"default for training ({default} per GPU)"
 
 
 def _processes(ctx: CheckContext, node: NodeView) -> tuple[int, str]:
+    """GPU processes on the node (its GPUs, or the workload's world size when smaller), and why."""
     gpus = node.gpus_per_node
     workload = ctx.workload
     if workload is None:
@@ -137,5 +140,5 @@ def _processes(ctx: CheckContext, node: NodeView) -> tuple[int, str]:
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(CpuCoresChecker())

@@ -9,12 +9,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
-from rigcheck.core.cuda_compat import Version, capability, cuda_tables, parse_version, sass_runs_on
+from rigcheck.core.checker import PerGpuTypeChecker
+from rigcheck.core.context import CheckContext, GpuView, NodeView
+from rigcheck.core.cuda_compat import (
+    CudaTables,
+    CudaVersion,
+    Version,
+    capability,
+    cuda_tables,
+    parse_version,
+    sass_runs_on,
+)
 from rigcheck.core.estimation.software import cuda_gpus, software_stack
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.rules import Rule, RuleDocs
 
 ARCH = Rule(
@@ -43,99 +51,94 @@ ARCH = Rule(
 )
 
 
-class CudaArchSupportChecker(Checker):
+class CudaArchSupportChecker(PerGpuTypeChecker):
     name = "cuda.architecture"
     rules = (ARCH,)
     reads_workload = False
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+    def check_gpu(self, ctx: CheckContext, node: NodeView, gpu: GpuView) -> Iterator[Finding]:
+        if gpu not in cuda_gpus(node):
+            return
         tables = cuda_tables()
-        for node in ctx.nodes:
-            stack = software_stack(node)
-            for gpu in cuda_gpus(node):
-                subject = f"{ctx.rig.name} / {node.label}"
-                if stack is None or not stack.runtimes:
-                    yield ARCH.skipped(
-                        f"{gpu.facts.name}: no CUDA runtime, toolkit or torch build declared",
-                        location=ctx.rig_at(f"{node.pointer}/software"),
-                        subject=subject,
-                    )
-                    continue
-                cc = capability(gpu.facts.compute_capability)
-                arch = tables.architecture(cc) or {}
-                first = max(
-                    (
-                        v
-                        for v in (parse_version(arch.get("first_cuda")), parse_version(gpu.facts.min_cuda))
-                        if v
-                    ),
-                    default=None,
+        stack = software_stack(node)
+        subject = f"{ctx.rig.name} / {node.label}"
+        if stack is None or not stack.runtimes:
+            yield ARCH.skipped(
+                f"{gpu.facts.name}: no CUDA runtime, toolkit or torch build declared",
+                location=ctx.rig_at(f"{node.pointer}/software"),
+                subject=subject,
+            )
+            return
+        cc = capability(gpu.facts.compute_capability)
+        arch = tables.architecture(cc) or {}
+        first = max(
+            (v for v in (parse_version(arch.get("first_cuda")), parse_version(gpu.facts.min_cuda)) if v),
+            default=None,
+        )
+        last_major = arch.get("last_cuda_major")
+        name = f"{gpu.facts.name} ({arch.get('name', gpu.facts.architecture)}, sm_{cc[0]}{cc[1]})"
+        for runtime in stack.runtimes:
+            cuda = runtime.cuda
+            where = ctx.rig_at(runtime.pointer)
+            evidence = {
+                "cuda": cuda.text,
+                "cuda_from": runtime.origin,
+                "gpu": gpu.facts.name,
+                "compute_capability": gpu.facts.compute_capability,
+                "first_cuda": ".".join(map(str, first)) if first else None,
+                "last_cuda_major": last_major,
+                **tables.cite("architectures"),
+            }
+            label = f"CUDA {cuda.text} ({runtime.origin}) for {name}"
+            too_old = first is not None and cuda.short < first[:2]
+            dropped = last_major is not None and cuda.major > int(last_major)
+            if (too_old or dropped) and runtime.origin.startswith("torch "):
+                yield ARCH.skipped(
+                    f"{label}: a prebuilt wheel; whether its kernels run on sm_{cc[0]}{cc[1]} is CUDA004's "
+                    f"check (its cubins run on the same major architecture at a higher minor, its PTX on "
+                    f"any newer GPU), not this compile-time rule",
+                    location=where,
+                    evidence=evidence,
+                    subject=subject,
                 )
-                last_major = arch.get("last_cuda_major")
-                name = f"{gpu.facts.name} ({arch.get('name', gpu.facts.architecture)}, sm_{cc[0]}{cc[1]})"
-                for runtime in stack.runtimes:
-                    cuda = runtime.cuda
-                    where = ctx.rig_at(runtime.pointer)
-                    evidence = {
-                        "cuda": cuda.text,
-                        "cuda_from": runtime.origin,
-                        "gpu": gpu.facts.name,
-                        "compute_capability": gpu.facts.compute_capability,
-                        "first_cuda": ".".join(map(str, first)) if first else None,
-                        "last_cuda_major": last_major,
-                        **tables.cite("architectures"),
-                    }
-                    label = f"CUDA {cuda.text} ({runtime.origin}) for {name}"
-                    too_old = first is not None and cuda.short < first[:2]
-                    dropped = last_major is not None and cuda.major > int(last_major)
-                    if (too_old or dropped) and runtime.origin.startswith("torch "):
-                        yield ARCH.skipped(
-                            f"{label}: a prebuilt wheel; whether its kernels run on sm_{cc[0]}{cc[1]} is CUDA004's "
-                            f"check (its cubins run on the same major architecture at a higher minor, its PTX on "
-                            f"any newer GPU), not this compile-time rule",
-                            location=where,
-                            evidence=evidence,
-                            subject=subject,
-                        )
-                        continue
-                    fallback = _same_major_target(tables, cuda, cc) if too_old else None
-                    if too_old and fallback is not None and runtime.origin == "cuda_runtime":
-                        evidence["runs_with_sass_for"] = f"sm_{fallback[0]}{fallback[1]}"
-                        yield ARCH.warned(
-                            f"{label}: the architecture arrived in CUDA {evidence['first_cuda']}, but CUDA "
-                            f"{cuda.text} builds sm_{fallback[0]}{fallback[1]} code, which runs on sm_{cc[0]}{cc[1]} "
-                            f"(same major, higher minor): the application runs if it ships that code or PTX",
-                            location=where,
-                            evidence=evidence,
-                            subject=subject,
-                            fix=f"check the application's targets (cuobjdump --list-elf) for sm_{fallback[0]}"
-                            f"{fallback[1]} or PTX, or use a build made with CUDA {evidence['first_cuda']} or later",
-                        )
-                    elif too_old:
-                        yield ARCH.failed(
-                            f"{label}: the architecture needs CUDA {evidence['first_cuda']} or later",
-                            location=where,
-                            evidence=evidence,
-                            subject=subject,
-                            fix=f"use CUDA {evidence['first_cuda']} or later (for PyTorch, a wheel "
-                            f"built with it)",
-                        )
-                    elif dropped:
-                        yield ARCH.failed(
-                            f"{label}: CUDA {cuda.major}.x dropped the architecture (last: {last_major}.x)",
-                            location=where,
-                            evidence=evidence,
-                            subject=subject,
-                            fix=f"stay on CUDA {last_major}.x for this GPU",
-                        )
-                    else:
-                        span = f"{evidence['first_cuda'] or '?'} to {f'{last_major}.x' if last_major else 'current'}"
-                        yield ARCH.passed(
-                            f"{label}: supported ({span})", location=where, evidence=evidence, subject=subject
-                        )
+                continue
+            fallback = _same_major_target(tables, cuda, cc) if too_old else None
+            if too_old and fallback is not None and runtime.origin == "cuda_runtime":
+                evidence["runs_with_sass_for"] = f"sm_{fallback[0]}{fallback[1]}"
+                yield ARCH.warned(
+                    f"{label}: the architecture arrived in CUDA {evidence['first_cuda']}, but CUDA "
+                    f"{cuda.text} builds sm_{fallback[0]}{fallback[1]} code, which runs on sm_{cc[0]}{cc[1]} "
+                    f"(same major, higher minor): the application runs if it ships that code or PTX",
+                    location=where,
+                    evidence=evidence,
+                    subject=subject,
+                    fix=f"check the application's targets (cuobjdump --list-elf) for sm_{fallback[0]}"
+                    f"{fallback[1]} or PTX, or use a build made with CUDA {evidence['first_cuda']} or later",
+                )
+            elif too_old:
+                yield ARCH.failed(
+                    f"{label}: the architecture needs CUDA {evidence['first_cuda']} or later",
+                    location=where,
+                    evidence=evidence,
+                    subject=subject,
+                    fix=f"use CUDA {evidence['first_cuda']} or later (for PyTorch, a wheel built with it)",
+                )
+            elif dropped:
+                yield ARCH.failed(
+                    f"{label}: CUDA {cuda.major}.x dropped the architecture (last: {last_major}.x)",
+                    location=where,
+                    evidence=evidence,
+                    subject=subject,
+                    fix=f"stay on CUDA {last_major}.x for this GPU",
+                )
+            else:
+                span = f"{evidence['first_cuda'] or '?'} to {f'{last_major}.x' if last_major else 'current'}"
+                yield ARCH.passed(
+                    f"{label}: supported ({span})", location=where, evidence=evidence, subject=subject
+                )
 
 
-def _same_major_target(tables, cuda, cc: Version) -> Version | None:  # type: ignore[no-untyped-def]
+def _same_major_target(tables: CudaTables, cuda: CudaVersion, cc: Version) -> Version | None:
     """The newest SASS target this CUDA's nvcc builds that runs on ``cc`` (same major, lower minor)."""
     targets = tables.nvcc_targets(cuda) or []
     usable = [sm for sm in targets if sass_runs_on(sm, cc) and sm != cc]
@@ -143,5 +146,5 @@ def _same_major_target(tables, cuda, cc: Version) -> Version | None:  # type: ig
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(CudaArchSupportChecker())

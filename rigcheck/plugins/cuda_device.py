@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
+from rigcheck.core.checker import PerGpuTypeChecker
+from rigcheck.core.context import CheckContext, GpuView, NodeView
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.rules import Rule, RuleDocs
 
 NO_CUDA = Rule(
@@ -29,55 +29,50 @@ NO_CUDA = Rule(
 )
 
 
-class CudaDeviceChecker(Checker):
+class CudaDeviceChecker(PerGpuTypeChecker):
     name = "platform.cuda-device"
     rules = (NO_CUDA,)
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
-        for node in ctx.nodes:
-            for gpu in node.gpus:
-                vendor = gpu.facts.vendor
-                if vendor == "nvidia":
-                    continue
-                subject = f"{ctx.rig.name} / {node.label}"
-                software = node.spec.software
-                torch = (software.torch or "") if software else ""
-                cuda_stack = "+cu" in torch or bool(
-                    software and (software.cuda_toolkit or software.cuda_runtime)
+    def check_gpu(self, ctx: CheckContext, node: NodeView, gpu: GpuView) -> Iterator[Finding]:
+        vendor = gpu.facts.vendor
+        if vendor == "nvidia":
+            return
+        subject = f"{ctx.rig.name} / {node.label}"
+        software = node.spec.software
+        torch = (software.torch or "") if software else ""
+        cuda_stack = "+cu" in torch or bool(software and (software.cuda_toolkit or software.cuda_runtime))
+        where = ctx.rig_at(f"{gpu.pointer}/model")
+        if vendor == "apple":
+            if ctx.workload is not None or cuda_stack:
+                yield NO_CUDA.failed(
+                    f"{gpu.facts.name} has no CUDA: {'the workload' if ctx.workload else 'the rig software'} "
+                    f"expects a CUDA device",
+                    location=where,
+                    subject=subject,
+                    fix="use PyTorch's MPS backend, MLX or llama.cpp with Metal; or an NVIDIA GPU",
                 )
-                where = ctx.rig_at(f"{gpu.pointer}/model")
-                if vendor == "apple":
-                    if ctx.workload is not None or cuda_stack:
-                        yield NO_CUDA.failed(
-                            f"{gpu.facts.name} has no CUDA: {'the workload' if ctx.workload else 'the rig software'} "
-                            f"expects a CUDA device",
-                            location=where,
-                            subject=subject,
-                            fix="use PyTorch's MPS backend, MLX or llama.cpp with Metal; or an NVIDIA GPU",
-                        )
-                    else:
-                        yield NO_CUDA.skipped(
-                            f"{gpu.facts.name}: Metal only; no CUDA software declared",
-                            location=where,
-                            subject=subject,
-                        )
-                elif cuda_stack:
-                    yield NO_CUDA.failed(
-                        f"{gpu.facts.name} runs ROCm, not CUDA, but the node declares a CUDA stack "
-                        f"({torch or 'cuda_toolkit'})",
-                        location=where,
-                        subject=subject,
-                        fix="install the ROCm build of PyTorch (+rocm wheel) and drop the CUDA "
-                        "toolkit from the spec",
-                    )
-                else:
-                    yield NO_CUDA.passed(
-                        f"{gpu.facts.name}: {gpu.facts.software_stack or 'ROCm'} stack, no CUDA expected",
-                        location=where,
-                        subject=subject,
-                    )
+            else:
+                yield NO_CUDA.skipped(
+                    f"{gpu.facts.name}: Metal only; no CUDA software declared",
+                    location=where,
+                    subject=subject,
+                )
+        elif cuda_stack:
+            yield NO_CUDA.failed(
+                f"{gpu.facts.name} runs ROCm, not CUDA, but the node declares a CUDA stack "
+                f"({torch or 'cuda_toolkit'})",
+                location=where,
+                subject=subject,
+                fix="install the ROCm build of PyTorch (+rocm wheel) and drop the CUDA toolkit from the spec",
+            )
+        else:
+            yield NO_CUDA.passed(
+                f"{gpu.facts.name}: {gpu.facts.software_stack or 'ROCm'} stack, no CUDA expected",
+                location=where,
+                subject=subject,
+            )
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(CudaDeviceChecker())

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
+from rigcheck.core.checker import PerGpuTypeChecker
+from rigcheck.core.context import CheckContext, GpuView, NodeView
 from rigcheck.core.cuda_compat import capability, cuda_tables, parse_version
 from rigcheck.core.estimation.software import cuda_gpus, software_stack
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.rules import Rule, RuleDocs
 
 DRIVER_GPU = Rule(
@@ -41,102 +41,98 @@ DRIVER_GPU = Rule(
 )
 
 
-class CudaDriverGpuChecker(Checker):
+class CudaDriverGpuChecker(PerGpuTypeChecker):
     name = "cuda.driver-gpu"
     rules = (DRIVER_GPU,)
     reads_workload = False
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+    def check_gpu(self, ctx: CheckContext, node: NodeView, gpu: GpuView) -> Iterator[Finding]:
+        if gpu not in cuda_gpus(node):
+            return
         tables = cuda_tables()
-        for node in ctx.nodes:
-            stack = software_stack(node)
-            for gpu in cuda_gpus(node):
-                subject = f"{ctx.rig.name} / {node.label}"
-                where = ctx.rig_at(stack.driver_pointer if stack else f"{node.pointer}/software")
-                if stack is None or stack.driver is None:
-                    yield DRIVER_GPU.skipped(
-                        f"{gpu.facts.name}: software.driver not given",
-                        location=where,
-                        subject=subject,
-                        fix="add software.driver (nvidia-smi's Driver Version)",
-                    )
-                    continue
-                cc = capability(gpu.facts.compute_capability)
-                arch = tables.architecture(cc) or {}
-                column = stack.column
-                catalog_min = (
-                    gpu.facts.min_driver_windows if stack.windows_driver else gpu.facts.min_driver_linux
+        stack = software_stack(node)
+        subject = f"{ctx.rig.name} / {node.label}"
+        where = ctx.rig_at(stack.driver_pointer if stack else f"{node.pointer}/software")
+        if stack is None or stack.driver is None:
+            yield DRIVER_GPU.skipped(
+                f"{gpu.facts.name}: software.driver not given",
+                location=where,
+                subject=subject,
+                fix="add software.driver (nvidia-smi's Driver Version)",
+            )
+            return
+        cc = capability(gpu.facts.compute_capability)
+        arch = tables.architecture(cc) or {}
+        column = stack.column
+        catalog_min = gpu.facts.min_driver_windows if stack.windows_driver else gpu.facts.min_driver_linux
+        minimum_text = catalog_min or arch.get(f"min_driver_{column}")
+        minimum = parse_version(minimum_text)
+        last = arch.get("last_driver_branch")
+        branch = tables.branch(stack.driver)
+        evidence = {
+            "driver": stack.driver_text,
+            "branch": branch,
+            "os": stack.os or "linux (assumed)",
+            "gpu": gpu.facts.name,
+            "compute_capability": gpu.facts.compute_capability,
+            "architecture": arch.get("name", gpu.facts.architecture),
+            "min_driver": minimum_text,
+            "min_from": "catalog (this SKU)" if catalog_min else "architecture table",
+            "last_driver_branch": last,
+            **tables.cite("architectures"),
+        }
+        label = (
+            f"driver {stack.driver_text} ({column}) for {gpu.facts.name} ({evidence['architecture']}, "
+            f"sm_{cc[0]}{cc[1]})"
+        )
+        modules = tables.data["kernel_modules"]
+        open_min = capability(modules["open_min_compute_capability"])
+        flavour = node.spec.software.kernel_modules if node.spec.software else None
+        if flavour == "open" and cc < open_min:
+            evidence.update(kernel_modules="open", **tables.cite("kernel_modules"))
+            yield DRIVER_GPU.failed(
+                f"{label}: the open kernel modules drive Turing (sm_75) and newer only, GPUs with a GSP; "
+                f"'{modules['unsupported_message']}'",
+                location=ctx.rig_at(f"{node.pointer}/software/kernel_modules"),
+                evidence=evidence,
+                subject=subject,
+                fix="install the proprietary kernel modules of the same driver (the runfile's "
+                "--kernel-module-type=proprietary, or the distribution's non-open package)",
+            )
+            return
+        if minimum is not None and stack.driver < minimum:
+            yield DRIVER_GPU.failed(
+                f"{label}: older than the {minimum_text} the GPU needs",
+                location=where,
+                evidence=evidence,
+                subject=subject,
+                fix=f"install driver {minimum_text} or newer",
+            )
+        elif last is not None and branch is not None and branch > int(last):
+            yield DRIVER_GPU.failed(
+                f"{label}: branch R{branch} is past R{last}, the last branch for {evidence['architecture']}",
+                location=where,
+                evidence=evidence,
+                subject=subject,
+                fix=f"install an R{last} driver (the last that drives {evidence['architecture']})",
+            )
+        else:
+            bounds = f"needs {minimum_text} or newer" if minimum_text else "no minimum recorded"
+            if last is not None:
+                bounds += f", R{last} at most"
+            if (
+                cc < open_min
+                and flavour is None
+                and branch
+                and branch >= int(modules["open_default_from_branch"])
+            ):
+                bounds += (
+                    f"; R{modules['open_default_from_branch']} and later install the open kernel modules "
+                    f"by default, which do not drive this GPU: use the proprietary ones"
                 )
-                minimum_text = catalog_min or arch.get(f"min_driver_{column}")
-                minimum = parse_version(minimum_text)
-                last = arch.get("last_driver_branch")
-                branch = tables.branch(stack.driver)
-                evidence = {
-                    "driver": stack.driver_text,
-                    "branch": branch,
-                    "os": stack.os or "linux (assumed)",
-                    "gpu": gpu.facts.name,
-                    "compute_capability": gpu.facts.compute_capability,
-                    "architecture": arch.get("name", gpu.facts.architecture),
-                    "min_driver": minimum_text,
-                    "min_from": "catalog (this SKU)" if catalog_min else "architecture table",
-                    "last_driver_branch": last,
-                    **tables.cite("architectures"),
-                }
-                label = (
-                    f"driver {stack.driver_text} ({column}) for {gpu.facts.name} ({evidence['architecture']}, "
-                    f"sm_{cc[0]}{cc[1]})"
-                )
-                modules = tables.data["kernel_modules"]
-                open_min = capability(modules["open_min_compute_capability"])
-                flavour = node.spec.software.kernel_modules if node.spec.software else None
-                if flavour == "open" and cc < open_min:
-                    evidence.update(kernel_modules="open", **tables.cite("kernel_modules"))
-                    yield DRIVER_GPU.failed(
-                        f"{label}: the open kernel modules drive Turing (sm_75) and newer only, GPUs with a GSP; "
-                        f"'{modules['unsupported_message']}'",
-                        location=ctx.rig_at(f"{node.pointer}/software/kernel_modules"),
-                        evidence=evidence,
-                        subject=subject,
-                        fix="install the proprietary kernel modules of the same driver (the runfile's "
-                        "--kernel-module-type=proprietary, or the distribution's non-open package)",
-                    )
-                    continue
-                if minimum is not None and stack.driver < minimum:
-                    yield DRIVER_GPU.failed(
-                        f"{label}: older than the {minimum_text} the GPU needs",
-                        location=where,
-                        evidence=evidence,
-                        subject=subject,
-                        fix=f"install driver {minimum_text} or newer",
-                    )
-                elif last is not None and branch is not None and branch > int(last):
-                    yield DRIVER_GPU.failed(
-                        f"{label}: branch R{branch} is past R{last}, the last branch for {evidence['architecture']}",
-                        location=where,
-                        evidence=evidence,
-                        subject=subject,
-                        fix=f"install an R{last} driver (the last that drives {evidence['architecture']})",
-                    )
-                else:
-                    bounds = f"needs {minimum_text} or newer" if minimum_text else "no minimum recorded"
-                    if last is not None:
-                        bounds += f", R{last} at most"
-                    if (
-                        cc < open_min
-                        and flavour is None
-                        and branch
-                        and branch >= int(modules["open_default_from_branch"])
-                    ):
-                        bounds += (
-                            f"; R{modules['open_default_from_branch']} and later install the open kernel modules "
-                            f"by default, which do not drive this GPU: use the proprietary ones"
-                        )
-                    yield DRIVER_GPU.passed(
-                        f"{label}: {bounds}", location=where, evidence=evidence, subject=subject
-                    )
+            yield DRIVER_GPU.passed(f"{label}: {bounds}", location=where, evidence=evidence, subject=subject)
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(CudaDriverGpuChecker())

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext, GpuView
-from rigcheck.core.cuda_compat import CudaTables, cuda_tables, cuda_text, parse_version
+from rigcheck.core.checker import PerNodeChecker
+from rigcheck.core.context import CheckContext, GpuView, NodeView
+from rigcheck.core.cuda_compat import CudaTables, CudaVersion, Version, cuda_tables, cuda_text, parse_version
 from rigcheck.core.estimation.software import Runtime, SoftwareStack, software_stack
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.rules import Rule, RuleDocs
 
 _MVC = "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html"
@@ -50,55 +50,54 @@ RUNTIME_DRIVER = Rule(
 )
 
 
-class CudaRuntimeDriverChecker(Checker):
+class CudaRuntimeDriverChecker(PerNodeChecker):
     name = "cuda.runtime-driver"
     rules = (RUNTIME_DRIVER,)
     reads_workload = False
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+    def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
         tables = cuda_tables()
-        for node in ctx.nodes:
-            gpus = [gpu for gpu in node.gpus if gpu.facts.vendor == "nvidia"]
-            subject = f"{ctx.rig.name} / {node.label}"
-            stack = software_stack(node)
-            if not gpus:
-                if node.gpus and stack is not None and stack.runtimes:
-                    yield self._no_nvidia(ctx, node, stack, subject)
-                continue
-            if stack is None or stack.driver is None:
-                yield RUNTIME_DRIVER.skipped(
-                    f"{node.label}: software.driver not given",
-                    location=ctx.rig_at(f"{node.pointer}/software"),
-                    subject=subject,
-                    fix="add software.driver (nvidia-smi's Driver Version)",
-                )
-                continue
-            maximum = tables.branch_max_cuda(stack.driver)
-            shown = (
-                f"nvidia-smi's 'CUDA Version: {cuda_text(maximum)}' is the newest runtime driver "
-                f"{stack.driver_text} runs natively, not an installed toolkit"
-                if maximum
-                else f"driver {stack.driver_text} is older than every branch rigcheck knows"
+        gpus = [gpu for gpu in node.gpus if gpu.facts.vendor == "nvidia"]
+        subject = f"{ctx.rig.name} / {node.label}"
+        stack = software_stack(node)
+        if not gpus:
+            if node.gpus and stack is not None and stack.runtimes:
+                yield self._no_nvidia(ctx, node, stack, subject)
+            return
+        if stack is None or stack.driver is None:
+            yield RUNTIME_DRIVER.skipped(
+                f"{node.label}: software.driver not given",
+                location=ctx.rig_at(f"{node.pointer}/software"),
+                subject=subject,
+                fix="add software.driver (nvidia-smi's Driver Version)",
             )
-            if not stack.runtimes:
-                yield RUNTIME_DRIVER.passed(
-                    f"{node.label}: no CUDA runtime declared; {shown}",
-                    location=ctx.rig_at(stack.driver_pointer),
-                    subject=subject,
-                )
-                continue
-            for runtime in stack.runtimes:
-                yield self._one(ctx, tables, stack, runtime, gpus[0], maximum, shown, subject)
+            return
+        maximum = tables.branch_max_cuda(stack.driver)
+        shown = (
+            f"nvidia-smi's 'CUDA Version: {cuda_text(maximum)}' is the newest runtime driver "
+            f"{stack.driver_text} runs natively, not an installed toolkit"
+            if maximum
+            else f"driver {stack.driver_text} is older than every branch rigcheck knows"
+        )
+        if not stack.runtimes:
+            yield RUNTIME_DRIVER.passed(
+                f"{node.label}: no CUDA runtime declared; {shown}",
+                location=ctx.rig_at(stack.driver_pointer),
+                subject=subject,
+            )
+            return
+        for runtime in stack.runtimes:
+            yield self._one(ctx, tables, stack, runtime, gpus[0], maximum, shown, subject)
 
     @staticmethod
     def _one(
-        ctx,
+        ctx: CheckContext,
         tables: CudaTables,
         stack: SoftwareStack,
         runtime: Runtime,
         gpu: GpuView,
-        maximum,
-        shown: str,  # type: ignore[no-untyped-def]
+        maximum: Version | None,
+        shown: str,
         subject: str,
     ) -> Finding:
         cuda = runtime.cuda
@@ -168,7 +167,7 @@ class CudaRuntimeDriverChecker(Checker):
                     subject=subject,
                 )
         also = f" ({package} does not apply: {forward_problem})" if forward_problem else ""
-        if cuda.major < 11:
+        if cuda.major < int(tables.data["minor_version_compatibility"]["no_mvc_before_major"]):
             return RUNTIME_DRIVER.failed(
                 f"{label}: CUDA {cuda.major}.x has no minor-version compatibility and needs driver "
                 f"{needed_text}{also}; {shown}",
@@ -205,7 +204,7 @@ class CudaRuntimeDriverChecker(Checker):
         )
 
     @staticmethod
-    def _no_nvidia(ctx, node, stack: SoftwareStack, subject: str) -> Finding:  # type: ignore[no-untyped-def]
+    def _no_nvidia(ctx: CheckContext, node: NodeView, stack: SoftwareStack, subject: str) -> Finding:
         names = ", ".join(sorted({f"{gpu.facts.name} ({gpu.facts.vendor})" for gpu in node.gpus}))
         runtime = stack.runtimes[0]
         return RUNTIME_DRIVER.failed(
@@ -223,7 +222,7 @@ class CudaRuntimeDriverChecker(Checker):
         )
 
 
-def _forward_problem(tables: CudaTables, stack: SoftwareStack, cuda, package: str) -> str | None:  # type: ignore[no-untyped-def]
+def _forward_problem(tables: CudaTables, stack: SoftwareStack, cuda: CudaVersion, package: str) -> str | None:
     """Why a forward-compatibility package cannot carry this runtime on this driver, or None when it can."""
     row = tables.forward_package(package)
     branch = tables.branch(stack.driver)
@@ -240,5 +239,5 @@ def _forward_problem(tables: CudaTables, stack: SoftwareStack, cuda, package: st
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(CudaRuntimeDriverChecker())

@@ -8,14 +8,16 @@ after the first epoch.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
-from rigcheck.core.estimate import estimate_workload
-from rigcheck.core.estimation.storage import device_rates, pick_device
-from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.checker import WorkloadOnRigChecker
+from rigcheck.core.context import CheckContext, NodeView
+from rigcheck.core.estimation.storage import DeviceRates, device_rates, pick_device
+from rigcheck.core.facts import FactSection
+from rigcheck.core.findings import Finding, Location, Severity
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.models.workload import Data, Workload
 from rigcheck.core.numbers import fmt
 from rigcheck.core.rules import Rule, RuleDocs
 
@@ -84,16 +86,15 @@ PAGE_CACHE = Rule(
 )
 
 
-class DataLoadingChecker(Checker):
+class DataLoadingChecker(WorkloadOnRigChecker):
     name = "storage.data-loading"
     rules = (READ_RATE, RANDOM_IOPS, PAGE_CACHE)
-    needs_workload = True
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
-        workload = ctx.workload
+    def check_workload(
+        self, ctx: CheckContext, workload: Workload, node: NodeView | None
+    ) -> Iterator[Finding]:
         data = workload.data
         where = ctx.workload_at("/data")
-        node = next((n for n in ctx.nodes if n.gpus), None)
         if workload.task == "inference" or data is None or node is None:
             yield READ_RATE.passed(
                 "no training data to read (inference, or no data section)",
@@ -112,8 +113,7 @@ class DataLoadingChecker(Checker):
             )
             return
         rates = device_rates(node, *picked, facts)
-        gpu = node.gpus[0]
-        estimate = estimate_workload(workload, gpu=gpu.facts, gpus_per_node=node.gpus_per_node, arch=ctx.arch)
+        estimate = ctx.estimate_for(node, node.gpus[0])
         speed = estimate.training
         if speed is None:
             yield READ_RATE.skipped(
@@ -131,11 +131,11 @@ class DataLoadingChecker(Checker):
         yield self._bandwidth(
             ctx, data, rates, tokens_per_s, seq, margin, warn, where, related, facts, cached
         )
-        yield self._iops(ctx, data, rates, tokens_per_s, seq, margin, warn, where, related, facts)
+        yield self._iops(ctx, data, rates, tokens_per_s, seq, margin, warn, where, related)
         yield self._page_cache(ctx, node, data, rates, where, related, facts)
 
     @staticmethod
-    def _bytes_per_token(data, seq: int) -> tuple[float | None, str]:  # type: ignore[no-untyped-def]
+    def _bytes_per_token(data: Data, seq: int) -> tuple[float | None, str]:
         if data.bytes_per_sample:
             return data.bytes_per_sample / seq, f"{fmt(data.bytes_per_sample)} B per sample / {seq} tokens"
         if data.bytes_per_token:
@@ -145,7 +145,7 @@ class DataLoadingChecker(Checker):
         return None, ""
 
     @staticmethod
-    def _data_gb(data) -> float | None:  # type: ignore[no-untyped-def]
+    def _data_gb(data: Data) -> float | None:
         if data.size_gb:
             return float(data.size_gb)
         if data.tokens and data.bytes_per_token:
@@ -154,7 +154,7 @@ class DataLoadingChecker(Checker):
             return data.samples * data.bytes_per_sample / 1e9
         return None
 
-    def _cached_epochs(self, node, data, facts) -> float | None:  # type: ignore[no-untyped-def]
+    def _cached_epochs(self, node: NodeView, data: Data, facts: Mapping[str, FactSection]) -> float | None:
         """Epochs of a run whose data set fits the page cache (the device then feeds epoch 1 only)."""
         size, ram = self._data_gb(data), node.spec.memory_gib
         if size is None or ram is None or not data.epochs or data.epochs <= 1:
@@ -163,8 +163,20 @@ class DataLoadingChecker(Checker):
         return float(data.epochs) if size <= cacheable else None
 
     def _bandwidth(
-        self, ctx, data, rates, tokens_per_s, seq, margin, warn, where, related, facts, cached=None
-    ):  # type: ignore[no-untyped-def]
+        self,
+        ctx: CheckContext,
+        data: Data,
+        rates: DeviceRates,
+        tokens_per_s: float,
+        seq: int,
+        margin: float,
+        warn: float,
+        where: Location,
+        related: list[Location],
+        facts: Mapping[str, FactSection],
+        cached: float | None = None,
+    ) -> Finding:
+        """STO001: the sequential read rate the GPUs need against the device's."""
         per_token, how = self._bytes_per_token(data, seq)
         subject = ctx.subject
         if per_token is None:
@@ -209,18 +221,25 @@ class DataLoadingChecker(Checker):
             return self._first_epoch(
                 told, need / available, cached, where, related, evidence, fix, subject, facts
             )
-        if need > available:
-            return READ_RATE.failed(
-                told, location=where, related=related, evidence=evidence, fix=fix, subject=subject
-            )
-        if need > warn * available:
-            return READ_RATE.warned(
-                told, location=where, related=related, evidence=evidence, fix=fix, subject=subject
-            )
-        return READ_RATE.passed(told, location=where, related=related, evidence=evidence, subject=subject)
+        severity = READ_RATE.graded(need, warn_at=warn * available, fail_at=available)
+        if severity is Severity.PASS:
+            return READ_RATE.passed(told, location=where, related=related, evidence=evidence, subject=subject)
+        return READ_RATE.finding(
+            severity, told, location=where, related=related, evidence=evidence, fix=fix, subject=subject
+        )
 
     @staticmethod
-    def _first_epoch(told, ratio, epochs, where, related, evidence, fix, subject, facts):  # type: ignore[no-untyped-def]
+    def _first_epoch(
+        told: str,
+        ratio: float,
+        epochs: float,
+        where: Location,
+        related: list[Location],
+        evidence: dict[str, Any],
+        fix: str,
+        subject: str,
+        facts: Mapping[str, FactSection],
+    ) -> Finding:
         """A data set in the page cache: only epoch 1 waits on the device; judge the run's stretch."""
         cache = facts["page_cache"]
         stretch = (max(1.0, ratio) - 1) / epochs
@@ -238,17 +257,26 @@ class DataLoadingChecker(Checker):
             f"; the data set fits the page cache, so only epoch 1 of {fmt(epochs)} reads the device: it takes "
             f"{fmt(max(1.0, ratio), 2)}x as long, the run {stretch:.0%} longer"
         )
-        if stretch > fail_above:
-            return READ_RATE.failed(
-                told, location=where, related=related, evidence=evidence, fix=fix, subject=subject
-            )
-        if stretch > warn_above:
-            return READ_RATE.warned(
-                told, location=where, related=related, evidence=evidence, fix=fix, subject=subject
-            )
-        return READ_RATE.passed(told, location=where, related=related, evidence=evidence, subject=subject)
+        severity = READ_RATE.graded(stretch, warn_at=warn_above, fail_at=fail_above)
+        if severity is Severity.PASS:
+            return READ_RATE.passed(told, location=where, related=related, evidence=evidence, subject=subject)
+        return READ_RATE.finding(
+            severity, told, location=where, related=related, evidence=evidence, fix=fix, subject=subject
+        )
 
-    def _iops(self, ctx, data, rates, tokens_per_s, seq, margin, warn, where, related, facts):  # type: ignore[no-untyped-def]
+    @staticmethod
+    def _iops(
+        ctx: CheckContext,
+        data: Data,
+        rates: DeviceRates,
+        tokens_per_s: float,
+        seq: int,
+        margin: float,
+        warn: float,
+        where: Location,
+        related: list[Location],
+    ) -> Finding:
+        """STO002: one random read per sequence against the device's random-read IOPS."""
         subject = ctx.subject
         if data.access != "random":
             return RANDOM_IOPS.passed(
@@ -279,17 +307,26 @@ class DataLoadingChecker(Checker):
             )
         told += f" at {fmt(available, 0)} IOPS"
         fix = "sequential shards (WebDataset, StreamingDataset), SSD/NVMe, or provisioned IOPS"
-        if need > available:
-            return RANDOM_IOPS.failed(
-                told, location=where, related=related, evidence=evidence, fix=fix, subject=subject
+        severity = RANDOM_IOPS.graded(need, warn_at=warn * available, fail_at=available)
+        if severity is Severity.PASS:
+            return RANDOM_IOPS.passed(
+                told, location=where, related=related, evidence=evidence, subject=subject
             )
-        if need > warn * available:
-            return RANDOM_IOPS.warned(
-                told, location=where, related=related, evidence=evidence, fix=fix, subject=subject
-            )
-        return RANDOM_IOPS.passed(told, location=where, related=related, evidence=evidence, subject=subject)
+        return RANDOM_IOPS.finding(
+            severity, told, location=where, related=related, evidence=evidence, fix=fix, subject=subject
+        )
 
-    def _page_cache(self, ctx, node, data, rates, where, related, facts):  # type: ignore[no-untyped-def]
+    def _page_cache(
+        self,
+        ctx: CheckContext,
+        node: NodeView,
+        data: Data,
+        rates: DeviceRates,
+        where: Location,
+        related: list[Location],
+        facts: Mapping[str, FactSection],
+    ) -> Finding:
+        """STO005: a random-access data set larger than the page cache, on a slow device."""
         subject = ctx.subject
         size = self._data_gb(data)
         ram = node.spec.memory_gib
@@ -317,5 +354,5 @@ class DataLoadingChecker(Checker):
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(DataLoadingChecker())

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
+from rigcheck.core.checker import WorkloadOnRigChecker
+from rigcheck.core.context import CheckContext, NodeView
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.models.workload import Workload
 from rigcheck.core.numbers import fmt
-from rigcheck.core.rig_estimate import estimate_on
 from rigcheck.core.rules import Rule, RuleDocs
 
 DP_SHARE = Rule(
@@ -48,16 +48,15 @@ DP_SHARE = Rule(
 )
 
 
-class DataParallelChecker(Checker):
+class DataParallelChecker(WorkloadOnRigChecker):
     name = "interconnect.data-parallel"
     rules = (DP_SHARE,)
-    needs_workload = True
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
-        workload = ctx.workload
+    def check_workload(
+        self, ctx: CheckContext, workload: Workload, node: NodeView | None
+    ) -> Iterator[Finding]:
         par = workload.parallelism
         where = ctx.workload_at("/parallelism/dp")
-        node = next((n for n in ctx.nodes if n.gpus), None)
         n = par.dp
         if n <= 1 or node is None or workload.task == "inference":
             yield DP_SHARE.passed(
@@ -67,7 +66,7 @@ class DataParallelChecker(Checker):
             )
             return
         gpu = node.gpus[0]
-        on_rig = estimate_on(ctx, node, gpu)
+        on_rig = ctx.estimate_on(node, gpu)
         speed = on_rig.estimate.training
         if speed is None:
             yield DP_SHARE.skipped(
@@ -129,14 +128,15 @@ class DataParallelChecker(Checker):
         fix = "use faster links, FSDP hybrid_shard or ZeRO-2 (shard within a node), or LoRA"
         if not (par.zero >= 2 or par.fsdp in ("full_shard", "hybrid_shard", "shard_grad_op")):
             fix = f"raise batch.grad_accum (to about {max(2, int(accum * share / warn) + 1)}), " + fix
-        if share > fail:
-            yield DP_SHARE.failed(told, location=where, evidence=evidence, subject=ctx.subject, fix=fix)
-        elif share > warn:
-            yield DP_SHARE.warned(told, location=where, evidence=evidence, subject=ctx.subject, fix=fix)
-        else:
+        severity = DP_SHARE.graded(share, warn_at=warn, fail_at=fail)
+        if severity is Severity.PASS:
             yield DP_SHARE.passed(told, location=where, evidence=evidence, subject=ctx.subject)
+        else:
+            yield DP_SHARE.finding(
+                severity, told, location=where, evidence=evidence, subject=ctx.subject, fix=fix
+            )
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(DataParallelChecker())

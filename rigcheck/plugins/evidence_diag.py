@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
+from rigcheck.core.checker import EvidenceChecker
+from rigcheck.core.context import CheckContext, NodeView
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.rules import Rule, RuleDocs
-from rigcheck.evidence.match import evidence_node, where
+from rigcheck.evidence.match import where
+from rigcheck.evidence.model import Evidence
 
 DIAG = Rule(
     code="EVD009",
@@ -30,57 +31,56 @@ DIAG = Rule(
 )
 
 
-class EvidenceDiagChecker(Checker):
+class EvidenceDiagChecker(EvidenceChecker):
     name = "evidence.dcgm-diag"
     rules = (DIAG,)
-    needs_evidence = True
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
-        for evidence in ctx.evidence:
-            if not evidence.diag:
-                continue
-            node = evidence_node(ctx, evidence)
-            location = ctx.rig_at(node.pointer if node else "/nodes")
-            label = f"{node.label if node else 'rig'}: {where(evidence)}"
-            failed = [d for d in evidence.diag if d.result == "fail"]
-            warned = [d for d in evidence.diag if d.result == "warn"]
-            tested = [d for d in evidence.diag if d.result != "skip" and d.test.lower() not in ("software",)]
-            detail = {
-                "evidence": evidence.source,
-                "dcgm": evidence.diag_version,
-                "results": {
-                    d.test + (f" GPU{d.gpu}" if d.gpu is not None else ""): d.result for d in evidence.diag
-                },
-            }
-            if failed:
-                names = ", ".join(f"{d.test}{f' (GPU{d.gpu})' if d.gpu is not None else ''}" for d in failed)
-                reason = f": {failed[0].detail}" if failed[0].detail else ""
-                yield DIAG.failed(
-                    f"{label}: failed {names}{reason}",
-                    location=location,
-                    evidence=detail,
-                    fix="fix what the failing test names, then run dcgmi diag -r 3 again",
-                )
-            elif warned:
-                yield DIAG.warned(
-                    f"{label}: warnings in {', '.join(d.test for d in warned)}",
-                    location=location,
-                    evidence=detail,
-                    fix="read the warning text; run dcgmi diag -r 3 as root",
-                )
-            elif not tested:
-                yield DIAG.warned(
-                    f"{label}: every hardware test was skipped: nothing was tested",
-                    location=location,
-                    evidence=detail,
-                    fix="run dcgmi diag as root on an idle GPU with persistence mode on",
-                )
-            else:
-                yield DIAG.passed(
-                    f"{label}: {len(tested)} test result(s), no failures", location=location, evidence=detail
-                )
+    def check_evidence(
+        self, ctx: CheckContext, evidence: Evidence, node: NodeView | None
+    ) -> Iterator[Finding]:
+        if not evidence.diag:
+            return
+        location = ctx.rig_at(node.pointer if node else "/nodes")
+        label = f"{node.label if node else 'rig'}: {where(evidence)}"
+        failed = [d for d in evidence.diag if d.result == "fail"]
+        warned = [d for d in evidence.diag if d.result == "warn"]
+        tested = [d for d in evidence.diag if d.result != "skip" and d.test.lower() not in ("software",)]
+        detail = {
+            "evidence": evidence.source,
+            "dcgm": evidence.diag_version,
+            "results": {
+                d.test + (f" GPU{d.gpu}" if d.gpu is not None else ""): d.result for d in evidence.diag
+            },
+        }
+        if failed:
+            names = ", ".join(f"{d.test}{f' (GPU{d.gpu})' if d.gpu is not None else ''}" for d in failed)
+            reason = f": {failed[0].detail}" if failed[0].detail else ""
+            yield DIAG.failed(
+                f"{label}: failed {names}{reason}",
+                location=location,
+                evidence=detail,
+                fix="fix what the failing test names, then run dcgmi diag -r 3 again",
+            )
+        elif warned:
+            yield DIAG.warned(
+                f"{label}: warnings in {', '.join(d.test for d in warned)}",
+                location=location,
+                evidence=detail,
+                fix="read the warning text; run dcgmi diag -r 3 as root",
+            )
+        elif not tested:
+            yield DIAG.warned(
+                f"{label}: every hardware test was skipped: nothing was tested",
+                location=location,
+                evidence=detail,
+                fix="run dcgmi diag as root on an idle GPU with persistence mode on",
+            )
+        else:
+            yield DIAG.passed(
+                f"{label}: {len(tested)} test result(s), no failures", location=location, evidence=detail
+            )
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(EvidenceDiagChecker())

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
+from rigcheck.core.checker import EvidenceChecker
+from rigcheck.core.context import CheckContext, NodeView
+from rigcheck.core.ecc import ecc_state
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.rules import Rule, RuleDocs
-from rigcheck.evidence.match import gpu_view_for, where, with_gpus
-from rigcheck.plugins.gpu_ecc import ecc_state
+from rigcheck.evidence.match import gpu_view_for, where
+from rigcheck.evidence.model import Evidence
 
 ECC = Rule(
     code="EVD003",
@@ -41,58 +42,60 @@ ECC = Rule(
 )
 
 
-class EvidenceEccChecker(Checker):
+class EvidenceEccChecker(EvidenceChecker):
     name = "evidence.ecc"
     rules = (ECC,)
-    needs_evidence = True
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
-        for evidence, node in with_gpus(ctx):
-            for gpu in evidence.gpus:
-                if gpu.ecc_current is None:
-                    continue
-                view = gpu_view_for(ctx, node, gpu)
-                if view is None:
-                    continue
-                expected, why = ecc_state(view)
-                label = f"{node.label}: GPU {gpu.index if gpu.index is not None else '?'} ({gpu.name})"
-                location = ctx.rig_at(
-                    f"{view.pointer}/ecc" if view.spec.ecc is not None else f"{view.pointer}/model"
+    def check_evidence(
+        self, ctx: CheckContext, evidence: Evidence, node: NodeView | None
+    ) -> Iterator[Finding]:
+        if not evidence.gpus or node is None:
+            return
+        for gpu in evidence.gpus:
+            if gpu.ecc_current is None:
+                continue
+            view = gpu_view_for(ctx, node, gpu)
+            if view is None:
+                continue
+            expected, why = ecc_state(view)
+            label = f"{node.label}: GPU {gpu.index if gpu.index is not None else '?'} ({gpu.name})"
+            location = ctx.rig_at(
+                f"{view.pointer}/ecc" if view.spec.ecc is not None else f"{view.pointer}/model"
+            )
+            detail = {
+                "evidence": evidence.source,
+                "ecc_current": gpu.ecc_current,
+                "ecc_pending": gpu.ecc_pending,
+                "expected": expected,
+                "expected_from": why,
+                "uuid": gpu.uuid,
+            }
+            now = "on" if gpu.ecc_current else "off"
+            if expected and not gpu.ecc_current:
+                yield ECC.failed(
+                    f"{label}: ECC is off in {where(evidence)}; expected on ({why})",
+                    location=location,
+                    evidence=detail,
+                    fix=f"nvidia-smi -i {gpu.index if gpu.index is not None else 'N'} -e 1, then reboot",
                 )
-                detail = {
-                    "evidence": evidence.source,
-                    "ecc_current": gpu.ecc_current,
-                    "ecc_pending": gpu.ecc_pending,
-                    "expected": expected,
-                    "expected_from": why,
-                    "uuid": gpu.uuid,
-                }
-                now = "on" if gpu.ecc_current else "off"
-                if expected and not gpu.ecc_current:
-                    yield ECC.failed(
-                        f"{label}: ECC is off in {where(evidence)}; expected on ({why})",
-                        location=location,
-                        evidence=detail,
-                        fix=f"nvidia-smi -i {gpu.index if gpu.index is not None else 'N'} -e 1, then reboot",
-                    )
-                elif gpu.ecc_pending is not None and gpu.ecc_pending != gpu.ecc_current:
-                    later = "on" if gpu.ecc_pending else "off"
-                    yield ECC.warned(
-                        f"{label}: ECC is {now} but set to turn {later} at the next reboot",
-                        location=location,
-                        evidence=detail,
-                        fix="reboot to apply it, or reset the pending mode with nvidia-smi -e",
-                    )
-                else:
-                    yield ECC.passed(
-                        f"{label}: ECC {now}, as expected ({why})"
-                        if expected == gpu.ecc_current
-                        else f"{label}: ECC {now} (expected off: {why})",
-                        location=location,
-                        evidence=detail,
-                    )
+            elif gpu.ecc_pending is not None and gpu.ecc_pending != gpu.ecc_current:
+                later = "on" if gpu.ecc_pending else "off"
+                yield ECC.warned(
+                    f"{label}: ECC is {now} but set to turn {later} at the next reboot",
+                    location=location,
+                    evidence=detail,
+                    fix="reboot to apply it, or reset the pending mode with nvidia-smi -e",
+                )
+            else:
+                yield ECC.passed(
+                    f"{label}: ECC {now}, as expected ({why})"
+                    if expected == gpu.ecc_current
+                    else f"{label}: ECC {now} (expected off: {why})",
+                    location=location,
+                    evidence=detail,
+                )
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(EvidenceEccChecker())

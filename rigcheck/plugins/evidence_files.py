@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
+from rigcheck.core.checker import EvidenceChecker
+from rigcheck.core.context import CheckContext, NodeView
 from rigcheck.core.findings import Finding, Location, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.rules import Rule, RuleDocs
+from rigcheck.evidence.model import Evidence
 
 UNREADABLE = Rule(
     code="EVD013",
@@ -28,36 +29,38 @@ UNREADABLE = Rule(
 )
 
 
-class EvidenceFilesChecker(Checker):
+class EvidenceFilesChecker(EvidenceChecker):
+    """Reports on each evidence file itself, whichever node group it describes."""
+
     name = "evidence.files"
     rules = (UNREADABLE,)
-    needs_evidence = True
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
-        for evidence in ctx.evidence:
-            location = Location(file=evidence.source, pointer="")
-            detail = {"tool": evidence.tool, "problems": evidence.problems[:20]}
-            if evidence.tool == "unknown":
-                yield UNREADABLE.warned(
-                    f"{evidence.source}: {evidence.problems[0] if evidence.problems else 'unknown'}",
-                    location=location,
-                    evidence=detail,
-                    fix="pass outputs of the supported tools (rigcheck explain EVD013)",
-                )
-            elif evidence.problems:
-                more = f" (and {len(evidence.problems) - 1} more)" if len(evidence.problems) > 1 else ""
-                yield UNREADABLE.warned(
-                    f"{evidence.source} ({evidence.tool}): {evidence.problems[0]}{more}",
-                    location=location,
-                    evidence=detail,
-                    fix="re-collect the output in full, or use rigcheck probe",
-                )
-            else:
-                yield UNREADABLE.passed(
-                    f"{evidence.source}: read as {evidence.tool}", location=location, evidence=detail
-                )
+    def check_evidence(
+        self, ctx: CheckContext, evidence: Evidence, node: NodeView | None
+    ) -> Iterator[Finding]:
+        location = Location(file=evidence.source, pointer="")
+        detail = {"tool": evidence.tool, "problems": evidence.problems[:20]}
+        if evidence.tool == "unknown":
+            yield UNREADABLE.warned(
+                f"{evidence.source}: {evidence.problems[0] if evidence.problems else 'unknown'}",
+                location=location,
+                evidence=detail,
+                fix="pass outputs of the supported tools (rigcheck explain EVD013)",
+            )
+        elif evidence.problems:
+            more = f" (and {len(evidence.problems) - 1} more)" if len(evidence.problems) > 1 else ""
+            yield UNREADABLE.warned(
+                f"{evidence.source} ({evidence.tool}): {evidence.problems[0]}{more}",
+                location=location,
+                evidence=detail,
+                fix="re-collect the output in full, or use rigcheck probe",
+            )
+        else:
+            yield UNREADABLE.passed(
+                f"{evidence.source}: read as {evidence.tool}", location=location, evidence=detail
+            )
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(EvidenceFilesChecker())

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
+from rigcheck.core.checker import EvidenceChecker
+from rigcheck.core.context import CheckContext, NodeView
 from rigcheck.core.estimation.links import link_gbit_per_s
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.numbers import fmt
 from rigcheck.core.rules import Rule, RuleDocs
-from rigcheck.evidence.match import evidence_node, where
+from rigcheck.evidence.match import where
+from rigcheck.evidence.model import Evidence
 
 PORTS = Rule(
     code="EVD008",
@@ -36,64 +37,59 @@ PORTS = Rule(
 )
 
 
-class EvidenceInfinibandChecker(Checker):
+class EvidenceInfinibandChecker(EvidenceChecker):
     name = "evidence.infiniband"
     rules = (PORTS,)
-    needs_evidence = True
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
-        for evidence in ctx.evidence:
-            ib = [
-                port
-                for port in evidence.ib_ports
-                if (port.link_layer or "InfiniBand").lower() == "infiniband"
-            ]
-            node = evidence_node(ctx, evidence)
-            if node is None or not ib:
-                continue
-            declared = [link for link in node.spec.network or () if link.kind == "infiniband"]
-            count = sum(link.count for link in declared)
-            rate = max((link_gbit_per_s(link) or 0 for link in declared), default=0)
-            active = [port for port in ib if port.active]
-            down = [f"{port.ca}/{port.port} {port.state}" for port in ib if not port.active]
-            slow = [
-                f"{port.ca} {fmt(port.rate_gbps)} Gb/s"
-                for port in active
-                if rate and port.rate_gbps and port.rate_gbps < rate
-            ]
-            location = ctx.rig_at(f"{node.pointer}/network")
-            detail = {
-                "evidence": evidence.source,
-                "ports": len(ib),
-                "active": len(active),
-                "down": down,
-                "declared_ports": count,
-                "declared_rate_gbps": rate,
-                "slow": slow,
-            }
-            told = (
-                f"{node.label}: {len(active)} of {len(ib)} InfiniBand ports active in {where(evidence)}"
-                f" ({count} x {fmt(rate)} Gb/s declared)"
+    def check_evidence(
+        self, ctx: CheckContext, evidence: Evidence, node: NodeView | None
+    ) -> Iterator[Finding]:
+        ib = [port for port in evidence.ib_ports if (port.link_layer or "InfiniBand").lower() == "infiniband"]
+        if node is None or not ib:
+            return
+        declared = [link for link in node.spec.network or () if link.kind == "infiniband"]
+        count = sum(link.count for link in declared)
+        rate = max((link_gbit_per_s(link) or 0 for link in declared), default=0)
+        active = [port for port in ib if port.active]
+        down = [f"{port.ca}/{port.port} {port.state}" for port in ib if not port.active]
+        slow = [
+            f"{port.ca} {fmt(port.rate_gbps)} Gb/s"
+            for port in active
+            if rate and port.rate_gbps and port.rate_gbps < rate
+        ]
+        location = ctx.rig_at(f"{node.pointer}/network")
+        detail = {
+            "evidence": evidence.source,
+            "ports": len(ib),
+            "active": len(active),
+            "down": down,
+            "declared_ports": count,
+            "declared_rate_gbps": rate,
+            "slow": slow,
+        }
+        told = (
+            f"{node.label}: {len(active)} of {len(ib)} InfiniBand ports active in {where(evidence)}"
+            f" ({count} x {fmt(rate)} Gb/s declared)"
+        )
+        if down or (count and len(active) < count):
+            what = f"; down: {', '.join(down)}" if down else ""
+            yield PORTS.failed(
+                told + what,
+                location=location,
+                evidence=detail,
+                fix="check cables/transceivers (mlxlink), the subnet manager and switch ports",
             )
-            if down or (count and len(active) < count):
-                what = f"; down: {', '.join(down)}" if down else ""
-                yield PORTS.failed(
-                    told + what,
-                    location=location,
-                    evidence=detail,
-                    fix="check cables/transceivers (mlxlink), the subnet manager and switch ports",
-                )
-            elif slow:
-                yield PORTS.warned(
-                    f"{told}; below the declared rate: {', '.join(slow)}",
-                    location=location,
-                    evidence=detail,
-                    fix="check the cable and switch port speed (mlxlink -d mlx5_N)",
-                )
-            else:
-                yield PORTS.passed(told, location=location, evidence=detail)
+        elif slow:
+            yield PORTS.warned(
+                f"{told}; below the declared rate: {', '.join(slow)}",
+                location=location,
+                evidence=detail,
+                fix="check the cable and switch port speed (mlxlink -d mlx5_N)",
+            )
+        else:
+            yield PORTS.passed(told, location=location, evidence=detail)
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(EvidenceInfinibandChecker())

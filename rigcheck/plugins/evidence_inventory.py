@@ -12,12 +12,13 @@ from collections import Counter
 from collections.abc import Iterator
 
 from rigcheck.core.catalog import CatalogLookupError
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
+from rigcheck.core.checker import EvidenceChecker
+from rigcheck.core.context import CheckContext, NodeView
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.rules import Rule, RuleDocs
-from rigcheck.evidence.match import evidence_node, where
+from rigcheck.evidence.match import where
+from rigcheck.evidence.model import Evidence
 
 _SMI = "https://docs.nvidia.com/deploy/nvidia-smi/index.html"
 
@@ -58,25 +59,24 @@ SOFTWARE = Rule(
 )
 
 
-class EvidenceInventoryChecker(Checker):
+class EvidenceInventoryChecker(EvidenceChecker):
     name = "evidence.inventory"
     rules = (GPU_INVENTORY, SOFTWARE)
-    needs_evidence = True
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
-        for evidence in ctx.evidence:
-            node = evidence_node(ctx, evidence)
-            if node is None:
-                continue
-            names = [gpu.name for gpu in evidence.gpus if gpu.name]
-            if not names and evidence.torch is not None and evidence.torch.gpus:
-                names = list(evidence.torch.gpus)
-            if names:
-                yield self._inventory(ctx, evidence, node, names)
-            yield from self._software(ctx, evidence, node)
+    def check_evidence(
+        self, ctx: CheckContext, evidence: Evidence, node: NodeView | None
+    ) -> Iterator[Finding]:
+        if node is None:
+            return
+        names = [gpu.name for gpu in evidence.gpus if gpu.name]
+        if not names and evidence.torch is not None and evidence.torch.gpus:
+            names = list(evidence.torch.gpus)
+        if names:
+            yield self._inventory(ctx, evidence, node, names)
+        yield from self._software(ctx, evidence, node)
 
     @staticmethod
-    def _inventory(ctx, evidence, node, names) -> Finding:  # type: ignore[no-untyped-def]
+    def _inventory(ctx: CheckContext, evidence: Evidence, node: NodeView, names: list[str]) -> Finding:
         found: Counter[str] = Counter()
         unknown: list[str] = []
         for name in names:
@@ -125,7 +125,7 @@ class EvidenceInventoryChecker(Checker):
         return GPU_INVENTORY.passed(told, location=location, evidence=evidence_dict)
 
     @staticmethod
-    def _software(ctx, evidence, node) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+    def _software(ctx: CheckContext, evidence: Evidence, node: NodeView) -> Iterator[Finding]:
         software = node.spec.software
         pairs = [
             (
@@ -179,5 +179,5 @@ def _same(what: str, measured: str, declared: str) -> bool:
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(EvidenceInventoryChecker())

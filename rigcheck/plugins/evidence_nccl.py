@@ -10,14 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
+from rigcheck.core.checker import EvidenceChecker
+from rigcheck.core.context import CheckContext, NodeView
 from rigcheck.core.estimation.links import intra_node_link, node_network_gbps
+from rigcheck.core.facts import FactSection
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.numbers import fmt
 from rigcheck.core.rules import Rule, RuleDocs
-from rigcheck.evidence.match import evidence_node, where
+from rigcheck.evidence.match import where
+from rigcheck.evidence.model import Evidence
 
 BUSBW = Rule(
     code="EVD006",
@@ -42,32 +44,42 @@ BUSBW = Rule(
 )
 
 
-class EvidenceNcclChecker(Checker):
+class EvidenceNcclChecker(EvidenceChecker):
     name = "evidence.nccl"
     rules = (BUSBW,)
-    needs_evidence = True
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+    def check_evidence(
+        self, ctx: CheckContext, evidence: Evidence, node: NodeView | None
+    ) -> Iterator[Finding]:
+        if node is None:
+            return
         facts = ctx.facts("evidence")["nccl_busbw"]
-        for evidence in ctx.evidence:
-            node = evidence_node(ctx, evidence)
-            if node is None:
-                continue
-            results = [
-                (r.busbw_at_largest_gbps, r.ranks, r.largest_size_bytes, r.anomalies, r.operation)
-                for r in evidence.nccl
-                if r.busbw_at_largest_gbps is not None
-            ]
-            results += [
-                (b.gbps, None, b.size_bytes, [], "all_reduce")
-                for b in evidence.bandwidth
-                if b.kind == "all_reduce"
-            ]
-            for busbw, ranks, size, anomalies, operation in results:
-                yield self._one(ctx, evidence, node, busbw, ranks, size, anomalies, operation, facts)
+        results: list[tuple[float, int | None, int | None, list[str], str | None]] = [
+            (r.busbw_at_largest_gbps, r.ranks, r.largest_size_bytes, r.anomalies, r.operation)
+            for r in evidence.nccl
+            if r.busbw_at_largest_gbps is not None
+        ]
+        results += [
+            (b.gbps, None, b.size_bytes, [], "all_reduce")
+            for b in evidence.bandwidth
+            if b.kind == "all_reduce"
+        ]
+        for busbw, ranks, size, anomalies, operation in results:
+            yield self._one(ctx, evidence, node, busbw, ranks, size, anomalies, operation, facts)
 
     @staticmethod
-    def _one(ctx, evidence, node, busbw, ranks, size, anomalies, operation, facts) -> Finding:  # type: ignore[no-untyped-def]
+    def _one(
+        ctx: CheckContext,
+        evidence: Evidence,
+        node: NodeView,
+        busbw: float,
+        ranks: int | None,
+        size: int | None,
+        anomalies: list[str],
+        operation: str | None,
+        facts: FactSection,
+    ) -> Finding:
+        """The verdict on one all-reduce: its bus bandwidth at the largest size against the shared link."""
         location = ctx.rig_at(
             f"{node.pointer}/gpu_interconnect" if node.spec.gpu_interconnect else f"{node.pointer}/gpus"
         )
@@ -117,13 +129,17 @@ class EvidenceNcclChecker(Checker):
                 evidence=detail,
                 fix="run all_reduce_perf -b 8 -e 8G -f 2 and check again",
             )
-        if share < float(facts["fail_below_fraction"]):
-            return BUSBW.failed(told, location=location, evidence=detail, fix=fix)
-        if share < float(facts["warn_below_fraction"]):
-            return BUSBW.warned(told, location=location, evidence=detail, fix=fix)
-        return BUSBW.passed(told, location=location, evidence=detail)
+        severity = BUSBW.graded(
+            share,
+            warn_at=float(facts["warn_below_fraction"]),
+            fail_at=float(facts["fail_below_fraction"]),
+            higher_is_worse=False,
+        )
+        if severity is Severity.PASS:
+            return BUSBW.passed(told, location=location, evidence=detail)
+        return BUSBW.finding(severity, told, location=location, evidence=detail, fix=fix)
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(EvidenceNcclChecker())

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
-from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.checker import EvidenceChecker
+from rigcheck.core.context import CheckContext, NodeView
+from rigcheck.core.findings import Finding, Location, Severity
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.rules import Rule, RuleDocs
-from rigcheck.evidence.match import evidence_node, where
+from rigcheck.evidence.match import where
+from rigcheck.evidence.model import Evidence
 
 NVLINK_DOWN = Rule(
     code="EVD005",
@@ -31,7 +32,10 @@ NVLINK_DOWN = Rule(
         example="```\nnvidia-smi nvlink -s: GPU 3: Link 5: <inactive>   -> EVD005\n```",
         fix="Reboot and reset the GPU (`nvidia-smi -r`), check the NVSwitch fabric manager service "
         "(`systemctl status nvidia-fabricmanager`) and Xid 74 in dmesg; replace the board if links stay down.",
-        references=("https://docs.nvidia.com/deploy/nvidia-smi/index.html (nvlink)", "docs/research/rules_facts.md NET-7"),
+        references=(
+            "https://docs.nvidia.com/deploy/nvidia-smi/index.html (nvlink)",
+            "docs/research/rules_facts.md NET-7",
+        ),
     ),
 )
 
@@ -59,40 +63,33 @@ P2P = Rule(
 _PCIE_LEVELS = ("PIX", "PXB", "PHB", "NODE", "SYS", "SOC")
 
 
-class EvidenceNvlinkChecker(Checker):
+class EvidenceNvlinkChecker(EvidenceChecker):
     name = "evidence.nvlink"
     rules = (NVLINK_DOWN, P2P)
-    needs_evidence = True
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
-        for evidence in ctx.evidence:
-            node = evidence_node(ctx, evidence)
-            if node is None:
-                continue
-            interconnect = node.spec.gpu_interconnect
-            declared = interconnect.kind if interconnect else None
-            nvlink_expected = declared in ("nvlink", "nvswitch", "nvlink-bridge") or (
-                declared is None
-                and any(
-                    g.facts.form_factor == "SXM" and g.facts.nvlink not in (None, "none") for g in node.gpus
-                )
-            )
-            location = ctx.rig_at(
-                f"{node.pointer}/gpu_interconnect" if interconnect else f"{node.pointer}/gpus"
-            )
-            if nvlink_expected:
-                yield from self._links(ctx, evidence, node, location)
-                yield from self._topology(evidence, node, location)
-            p2p_expected = interconnect.p2p if interconnect and interconnect.p2p is not None else None
-            if p2p_expected is None:
-                p2p_expected = nvlink_expected or all(
-                    g.facts.p2p_stock_driver is not False for g in node.gpus
-                )
-            if p2p_expected and node.gpus_per_node > 1:
-                yield from self._p2p(evidence, node, location)
+    def check_evidence(
+        self, ctx: CheckContext, evidence: Evidence, node: NodeView | None
+    ) -> Iterator[Finding]:
+        if node is None:
+            return
+        interconnect = node.spec.gpu_interconnect
+        declared = interconnect.kind if interconnect else None
+        nvlink_expected = declared in ("nvlink", "nvswitch", "nvlink-bridge") or (
+            declared is None
+            and any(g.facts.form_factor == "SXM" and g.facts.nvlink not in (None, "none") for g in node.gpus)
+        )
+        location = ctx.rig_at(f"{node.pointer}/gpu_interconnect" if interconnect else f"{node.pointer}/gpus")
+        if nvlink_expected:
+            yield from self._links(evidence, node, location)
+            yield from self._topology(evidence, node, location)
+        p2p_expected = interconnect.p2p if interconnect and interconnect.p2p is not None else None
+        if p2p_expected is None:
+            p2p_expected = nvlink_expected or all(g.facts.p2p_stock_driver is not False for g in node.gpus)
+        if p2p_expected and node.gpus_per_node > 1:
+            yield from self._p2p(evidence, node, location)
 
     @staticmethod
-    def _links(ctx, evidence, node, location) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+    def _links(evidence: Evidence, node: NodeView, location: Location) -> Iterator[Finding]:
         all_down = set(evidence.extra.get("all_links_inactive") or ())
         for gpu in evidence.gpus:
             if gpu.index in all_down:
@@ -131,7 +128,7 @@ class EvidenceNvlinkChecker(Checker):
             )
 
     @staticmethod
-    def _topology(evidence, node, location) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+    def _topology(evidence: Evidence, node: NodeView, location: Location) -> Iterator[Finding]:
         topology = evidence.topology
         if topology is None or topology.kind != "connection":
             return
@@ -159,7 +156,7 @@ class EvidenceNvlinkChecker(Checker):
             )
 
     @staticmethod
-    def _p2p(evidence, node, location) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+    def _p2p(evidence: Evidence, node: NodeView, location: Location) -> Iterator[Finding]:
         blocked: list[str] = []
         topology = evidence.topology
         if topology is not None and topology.kind == "p2p":
@@ -192,5 +189,5 @@ class EvidenceNvlinkChecker(Checker):
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(EvidenceNvlinkChecker())

@@ -3,11 +3,11 @@ only when ``--evidence`` is given. The probe parser comes first: a probe file is
 
 from __future__ import annotations
 
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterEvidenceParser, hookimpl
 
 
 @hookimpl
-def rigcheck_evidence_parsers(register):  # type: ignore[no-untyped-def]
+def rigcheck_evidence_parsers(register: RegisterEvidenceParser) -> None:
     from rigcheck.evidence.parsers import BUILTIN_PARSERS
 
     register("rigcheck.evidence.parsers.rigcheck_probe:PARSER")

@@ -1,4 +1,5 @@
-"""EVD004, EVD010, EVD011: PCIe links as measured (docs/research/rules_facts.md NET-8; docs/research/tool_formats.md section 1).
+"""EVD004, EVD010, EVD011: PCIe links as measured (docs/research/rules_facts.md NET-8;
+docs/research/tool_formats.md section 1).
 
 The current link generation drops to Gen1 at idle, so generations are judged on the *maximum*
 the link can train to (``max_link_gen``, the lower of the device's and the host's maxima); widths
@@ -11,13 +12,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
+from rigcheck.core.context import CheckContext, GpuView, NodeView
 from rigcheck.core.estimation.links import pcie_x16_gbps
+from rigcheck.core.facts import FactSection
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.numbers import fmt
 from rigcheck.core.rules import Rule, RuleDocs
 from rigcheck.evidence.match import evidence_node, gpu_view_for, where, with_gpus
+from rigcheck.evidence.model import Evidence, GpuEvidence
 
 _SMI = "https://docs.nvidia.com/deploy/nvidia-smi/index.html (GPU Link Info)"
 
@@ -79,6 +82,9 @@ COPY_BANDWIDTH = Rule(
 
 
 class EvidencePcieChecker(Checker):
+    """A plain checker: it walks the evidence twice (every GPU's link first, then copy bandwidth), so
+    that findings keep their order."""
+
     name = "evidence.pcie"
     rules = (LINK, REPLAYS, COPY_BANDWIDTH)
     needs_evidence = True
@@ -91,11 +97,15 @@ class EvidencePcieChecker(Checker):
                     continue
                 yield from self._link(ctx, evidence, node, view, gpu)
                 if gpu.pcie_replay_counter is not None:
-                    yield self._replays(ctx, evidence, node, view, gpu)
-        yield from self._bandwidth(ctx)
+                    yield self._replays(ctx, evidence, node, view, gpu, gpu.pcie_replay_counter)
+        facts = ctx.facts("evidence")["pcie_bandwidth"]
+        for evidence in ctx.evidence:
+            yield from self._copies(ctx, evidence, evidence_node(ctx, evidence), facts)
 
     @staticmethod
-    def _link(ctx, evidence, node, view, gpu) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+    def _link(
+        ctx: CheckContext, evidence: Evidence, node: NodeView, view: GpuView, gpu: GpuEvidence
+    ) -> Iterator[Finding]:
         pcie = node.spec.pcie
         card = view.facts.pcie
         want_lanes = pcie.lanes_per_gpu if pcie else (card.lanes if card else None)
@@ -146,14 +156,16 @@ class EvidencePcieChecker(Checker):
             yield LINK.passed(told, location=location, evidence=detail)
 
     @staticmethod
-    def _replays(ctx, evidence, node, view, gpu) -> Finding:  # type: ignore[no-untyped-def]
+    def _replays(
+        ctx: CheckContext, evidence: Evidence, node: NodeView, view: GpuView, gpu: GpuEvidence, replays: int
+    ) -> Finding:
         facts = ctx.facts("evidence")["pcie_replay"]
         label = f"{node.label}: GPU {gpu.index if gpu.index is not None else '?'} ({gpu.name})"
-        detail = {"evidence": evidence.source, "replays": gpu.pcie_replay_counter, **facts.cite()}
+        detail = {"evidence": evidence.source, "replays": replays, **facts.cite()}
         location = ctx.rig_at(f"{view.pointer}/model")
-        if gpu.pcie_replay_counter > int(facts["warn_above"]):
+        if REPLAYS.graded(replays, warn_at=int(facts["warn_above"])) is Severity.WARN:
             return REPLAYS.warned(
-                f"{label}: {gpu.pcie_replay_counter} PCIe replays since reset in {where(evidence)} (DCGM flags more "
+                f"{label}: {replays} PCIe replays since reset in {where(evidence)} (DCGM flags more "
                 f"than {facts['dcgm_max_rate_per_minute']} a minute)",
                 location=location,
                 evidence=detail,
@@ -162,52 +174,49 @@ class EvidencePcieChecker(Checker):
         return REPLAYS.passed(f"{label}: no PCIe replays", location=location, evidence=detail)
 
     @staticmethod
-    def _bandwidth(ctx) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
-        facts = ctx.facts("evidence")["pcie_bandwidth"]
+    def _copies(
+        ctx: CheckContext, evidence: Evidence, node: NodeView | None, facts: FactSection
+    ) -> Iterator[Finding]:
+        """Pinned host-device copies against the per-direction rate of the declared (else the card's) link."""
+        copies = [b for b in evidence.bandwidth if b.kind in ("h2d", "d2h") and b.pinned is not False]
+        if node is None or not copies:
+            return
+        pcie, card = node.spec.pcie, node.gpus[0].facts.pcie
+        if pcie is not None:
+            gen, lanes = pcie.gen, pcie.lanes_per_gpu
+        elif card is not None:
+            gen, lanes = card.gen, card.lanes
+        else:
+            return
+        link = pcie_x16_gbps(gen) * lanes / 16
+        location = ctx.rig_at(f"{node.pointer}/pcie" if pcie else f"{node.pointer}/gpus")
         warn, fail = float(facts["warn_below_fraction"]), float(facts["fail_below_fraction"])
-        for evidence in ctx.evidence:
-            node = evidence_node(ctx, evidence)
-            copies = [b for b in evidence.bandwidth if b.kind in ("h2d", "d2h") and b.pinned is not False]
-            if node is None or not copies:
+        for kind in ("h2d", "d2h"):
+            measured = [b.gbps for b in copies if b.kind == kind]
+            if not measured:
                 continue
-            pcie = node.spec.pcie
-            gen = pcie.gen if pcie else (node.gpus[0].facts.pcie.gen if node.gpus[0].facts.pcie else None)
-            lanes = (
-                pcie.lanes_per_gpu
-                if pcie
-                else (node.gpus[0].facts.pcie.lanes if node.gpus[0].facts.pcie else 16)
+            best = max(measured)
+            share = best / link
+            detail = {
+                "evidence": evidence.source,
+                "direction": kind,
+                "measured_gbps": best,
+                "link_gbps": link,
+                "share": round(share, 3),
+                **facts.cite(),
+            }
+            told = (
+                f"{node.label}: {kind.upper()} {fmt(best, 1)} GB/s in {where(evidence)} against Gen{gen} "
+                f"x{lanes} = {fmt(link, 1)} GB/s each way ({share:.0%})"
             )
-            if gen is None:
-                continue
-            link = pcie_x16_gbps(gen) * lanes / 16
-            location = ctx.rig_at(f"{node.pointer}/pcie" if pcie else f"{node.pointer}/gpus")
-            for kind in ("h2d", "d2h"):
-                measured = [b.gbps for b in copies if b.kind == kind]
-                if not measured:
-                    continue
-                best = max(measured)
-                share = best / link
-                detail = {
-                    "evidence": evidence.source,
-                    "direction": kind,
-                    "measured_gbps": best,
-                    "link_gbps": link,
-                    "share": round(share, 3),
-                    **facts.cite(),
-                }
-                told = (
-                    f"{node.label}: {kind.upper()} {fmt(best, 1)} GB/s in {where(evidence)} against Gen{gen} "
-                    f"x{lanes} = {fmt(link, 1)} GB/s each way ({share:.0%})"
-                )
+            severity = COPY_BANDWIDTH.graded(share, warn_at=warn, fail_at=fail, higher_is_worse=False)
+            if severity is Severity.PASS:
+                yield COPY_BANDWIDTH.passed(told, location=location, evidence=detail)
+            else:
                 fix = "check the link (EVD004), NUMA placement (numactl) and pinned memory"
-                if share < fail:
-                    yield COPY_BANDWIDTH.failed(told, location=location, evidence=detail, fix=fix)
-                elif share < warn:
-                    yield COPY_BANDWIDTH.warned(told, location=location, evidence=detail, fix=fix)
-                else:
-                    yield COPY_BANDWIDTH.passed(told, location=location, evidence=detail)
+                yield COPY_BANDWIDTH.finding(severity, told, location=location, evidence=detail, fix=fix)
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(EvidencePcieChecker())

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
+from rigcheck.core.checker import EvidenceChecker
+from rigcheck.core.context import CheckContext, NodeView
 from rigcheck.core.estimation.storage import device_rates, pick_device
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.models.rig import StorageDevice
 from rigcheck.core.numbers import fmt
 from rigcheck.core.rules import Rule, RuleDocs
-from rigcheck.evidence.match import evidence_node, where
+from rigcheck.evidence.match import where
+from rigcheck.evidence.model import Evidence
 
 STORAGE = Rule(
     code="EVD007",
@@ -33,75 +35,77 @@ STORAGE = Rule(
         "# fio randread 4k: 85,139 IOPS: EVD007\n```",
         fix="Correct the declared figures to what the device measures (and re-check STO), or find what slows it "
         "(queue depth, the PCIe link, provisioned IOPS, thermal throttling).",
-        references=("https://fio.readthedocs.io/en/latest/fio_doc.html#json-output", "docs/research/rules_facts.md STO-2"),
+        references=(
+            "https://fio.readthedocs.io/en/latest/fio_doc.html#json-output",
+            "docs/research/rules_facts.md STO-2",
+        ),
     ),
 )
 
 
-class EvidenceStorageChecker(Checker):
+class EvidenceStorageChecker(EvidenceChecker):
     name = "evidence.storage"
     rules = (STORAGE,)
-    needs_evidence = True
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+    def check_evidence(
+        self, ctx: CheckContext, evidence: Evidence, node: NodeView | None
+    ) -> Iterator[Finding]:
+        if node is None or not evidence.storage or not node.spec.storage:
+            return
         facts = ctx.facts("evidence")["storage"]
         warn = float(facts["warn_below_fraction"])
-        for evidence in ctx.evidence:
-            node = evidence_node(ctx, evidence)
-            if node is None or not evidence.storage or not node.spec.storage:
+        for job in evidence.storage:
+            picked = self._device(node, job.filename)
+            if picked is None:
                 continue
-            for job in evidence.storage:
-                picked = self._device(node, job.filename)
-                if picked is None:
-                    continue
-                rates = device_rates(node, *picked, ctx.facts("storage"))
-                location = ctx.rig_at(rates.pointer)
-                random = "rand" in (job.rw or "")
-                if random and job.read_iops:
-                    declared, measured, unit = rates.random_read_iops, job.read_iops, "IOPS"
-                elif job.read_bw_bytes_per_s:
-                    declared, measured, unit = rates.read_mb_s, job.read_bw_bytes_per_s / 1e6, "MB/s"
-                else:
-                    continue
-                label = (
-                    f"{node.label}: fio {job.name or ''} ({job.rw}, bs {job.block_size}, QD {job.iodepth}) on "
-                    f"{rates.label} in {where(evidence)}"
+            rates = device_rates(node, *picked, ctx.facts("storage"))
+            location = ctx.rig_at(rates.pointer)
+            random = "rand" in (job.rw or "")
+            if random and job.read_iops:
+                declared, measured, unit = rates.random_read_iops, job.read_iops, "IOPS"
+            elif job.read_bw_bytes_per_s:
+                declared, measured, unit = rates.read_mb_s, job.read_bw_bytes_per_s / 1e6, "MB/s"
+            else:
+                continue
+            label = (
+                f"{node.label}: fio {job.name or ''} ({job.rw}, bs {job.block_size}, QD {job.iodepth}) on "
+                f"{rates.label} in {where(evidence)}"
+            )
+            detail = {
+                "evidence": evidence.source,
+                "job": job.name,
+                "measured": measured,
+                "declared": declared,
+                "unit": unit,
+                "declared_from": rates.how,
+                **facts.cite(),
+            }
+            if declared is None:
+                yield STORAGE.passed(
+                    f"{label}: {fmt(measured, 0)} {unit}; the rig declares none",
+                    location=location,
+                    evidence=detail,
                 )
-                detail = {
-                    "evidence": evidence.source,
-                    "job": job.name,
-                    "measured": measured,
-                    "declared": declared,
-                    "unit": unit,
-                    "declared_from": rates.how,
-                    **facts.cite(),
-                }
-                if declared is None:
-                    yield STORAGE.passed(
-                        f"{label}: {fmt(measured, 0)} {unit}; the rig declares none",
-                        location=location,
-                        evidence=detail,
-                    )
-                elif measured < warn * declared:
-                    yield STORAGE.warned(
-                        f"{label}: {fmt(measured, 0)} {unit} against {fmt(declared, 0)} declared "
-                        f"({measured / declared:.0%})",
-                        location=location,
-                        evidence=detail,
-                        fix=f"declare {fmt(measured, 0)} {unit} (and re-check STO), or find what "
-                        "slows the device",
-                    )
-                else:
-                    yield STORAGE.passed(
-                        f"{label}: {fmt(measured, 0)} {unit} against {fmt(declared, 0)} declared",
-                        location=location,
-                        evidence=detail,
-                    )
+            elif STORAGE.graded(measured, warn_at=warn * declared, higher_is_worse=False) is Severity.WARN:
+                yield STORAGE.warned(
+                    f"{label}: {fmt(measured, 0)} {unit} against {fmt(declared, 0)} declared "
+                    f"({measured / declared:.0%})",
+                    location=location,
+                    evidence=detail,
+                    fix=f"declare {fmt(measured, 0)} {unit} (and re-check STO), or find what slows the device",
+                )
+            else:
+                yield STORAGE.passed(
+                    f"{label}: {fmt(measured, 0)} {unit} against {fmt(declared, 0)} declared",
+                    location=location,
+                    evidence=detail,
+                )
 
     @staticmethod
-    def _device(node, filename):  # type: ignore[no-untyped-def]
+    def _device(node: NodeView, filename: str | None) -> tuple[int, StorageDevice] | None:
+        """The declared device a fio job ran on: by file name or mount, else the data device."""
         if filename:
-            for index, device in enumerate(node.spec.storage):
+            for index, device in enumerate(node.spec.storage or ()):
                 keys = [key for key in (device.name, device.mount) if key]
                 if any(key in filename for key in keys):
                     return index, device
@@ -109,5 +113,5 @@ class EvidenceStorageChecker(Checker):
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(EvidenceStorageChecker())

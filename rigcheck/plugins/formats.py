@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterFormat, hookimpl
 
 
 @hookimpl
-def rigcheck_formats(register):  # type: ignore[no-untyped-def]
+def rigcheck_formats(register: RegisterFormat) -> None:
     register(
         "text",
         "rigcheck.core.render.text:render_text",

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
+from rigcheck.core.checker import WorkloadOnRigChecker
+from rigcheck.core.context import CheckContext, NodeView
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.models.workload import Workload
 from rigcheck.core.numbers import fmt
 from rigcheck.core.rules import Rule, RuleDocs
 
@@ -32,13 +33,15 @@ FP64 = Rule(
 )
 
 
-class Fp64RateChecker(Checker):
+class Fp64RateChecker(WorkloadOnRigChecker):
+    """Checks each GPU model of the rig once, in every node group (not only the first)."""
+
     name = "platform.fp64-rate"
     rules = (FP64,)
-    needs_workload = True
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
-        workload = ctx.workload
+    def check_workload(
+        self, ctx: CheckContext, workload: Workload, node: NodeView | None
+    ) -> Iterator[Finding]:
         needs = workload.precision == "64-true" or bool(workload.run and workload.run.needs_fp64)
         where = ctx.workload_at(
             "/run/needs_fp64" if workload.run and workload.run.needs_fp64 else "/precision"
@@ -53,8 +56,8 @@ class Fp64RateChecker(Checker):
         section = ctx.facts("platform")["fp64"]
         threshold = float(section["fail_below_ratio"])
         seen: set[str] = set()
-        for node in ctx.nodes:
-            for gpu in node.gpus:
+        for group in ctx.nodes:
+            for gpu in group.gpus:
                 if gpu.facts.id in seen:
                     continue
                 seen.add(gpu.facts.id)
@@ -76,11 +79,11 @@ class Fp64RateChecker(Checker):
                     "fail_below_ratio": threshold,
                     **section.cite(),
                 }
-                told = (
-                    f"{gpu.facts.name}: FP64 {fmt(fp64)} TFLOPS is 1/{fmt(1 / ratio, 0)} of FP32 "
-                    f"{fmt(fp32)} TFLOPS"
-                )
-                if ratio < threshold:
+                told = f"{gpu.facts.name}: FP64 {fmt(fp64)} TFLOPS is 1/{fmt(1 / ratio, 0)} of FP32 {fmt(fp32)} TFLOPS"
+                if (
+                    FP64.graded(ratio, warn_at=None, fail_at=threshold, higher_is_worse=False)
+                    is Severity.FAIL
+                ):
                     yield FP64.failed(
                         told,
                         location=where,
@@ -94,5 +97,5 @@ class Fp64RateChecker(Checker):
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(Fp64RateChecker())

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
-from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.context import CheckContext, Fact, GpuView, NodeView
+from rigcheck.core.findings import Finding, Location, Severity
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.numbers import fmt
 from rigcheck.core.rules import Rule, RuleDocs
 
@@ -60,6 +60,8 @@ GPU_HEIGHT = Rule(
 
 
 class GpuClearanceChecker(Checker):
+    """A plain Checker: every card's length (PLT003) comes before every card's height (PLT007)."""
+
     name = "platform.gpu-clearance"
     rules = (GPU_LENGTH, GPU_HEIGHT)
     reads_workload = False
@@ -100,7 +102,8 @@ class GpuClearanceChecker(Checker):
                 told = (
                     f"{fmt(height.value)} mm tall {gpu.facts.name} in {fmt(clearance)} mm of side clearance"
                 )
-                if left < 0:
+                severity = GPU_HEIGHT.graded(left, warn_at=margin, fail_at=0, higher_is_worse=False)
+                if severity is Severity.FAIL:
                     yield GPU_HEIGHT.failed(
                         f"{told}: {fmt(-left)} mm too tall",
                         location=where,
@@ -108,7 +111,7 @@ class GpuClearanceChecker(Checker):
                         subject=subject,
                         fix="a case with more side clearance or a lower card",
                     )
-                elif left < margin:
+                elif severity is Severity.WARN:
                     yield GPU_HEIGHT.warned(
                         f"{told}: {fmt(left)} mm left for the power plug and cable",
                         location=where,
@@ -169,7 +172,8 @@ class GpuClearanceChecker(Checker):
                 }
                 related = [ctx.rig_at(f"{node.pointer}/chassis/gpu_clearance_mm")]
                 compared = f"{fmt(length.value)} mm {gpu.facts.name} in {fmt(clearance)} mm of clearance"
-                if left < 0:
+                severity = GPU_LENGTH.graded(left, warn_at=margin, fail_at=0, higher_is_worse=False)
+                if severity is Severity.FAIL:
                     yield GPU_LENGTH.failed(
                         f"{compared}: {fmt(-left)} mm too long",
                         location=where,
@@ -179,7 +183,7 @@ class GpuClearanceChecker(Checker):
                         fix=f"choose a card of at most {fmt(clearance - margin)} mm, or a case with at least "
                         f"{fmt(length.value + margin)} mm of GPU clearance",
                     )
-                elif left < margin:
+                elif severity is Severity.WARN:
                     yield GPU_LENGTH.warned(
                         f"{compared}: only {fmt(left)} mm left, under the {fmt(margin)} mm margin for front fans "
                         f"and cables",
@@ -200,7 +204,15 @@ class GpuClearanceChecker(Checker):
                     )
 
     @staticmethod
-    def _recommended(ctx, node, gpu, length, recommended: float, where, subject) -> Finding:  # type: ignore[no-untyped-def]
+    def _recommended(
+        ctx: CheckContext,
+        node: NodeView,
+        gpu: GpuView,
+        length: Fact,
+        recommended: float,
+        where: Location,
+        subject: str,
+    ) -> Finding:
         """The case maker's recommended maximum length already holds its margin: compare without ours."""
         left = recommended - float(length.value)
         evidence = {
@@ -234,5 +246,5 @@ class GpuClearanceChecker(Checker):
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(GpuClearanceChecker())

@@ -1,21 +1,19 @@
 """REL001: long runs on GPUs without ECC, or with it switched off (docs/research/rules_facts.md REL-6).
 
-Data-center HBM GPUs (A100, H100, H200, B200) correct memory errors on HBM and on-die SRAM with ECC
-that is on by default; data-center GDDR boards (T4, A10, L40S) ship with it on; workstation GDDR
-cards (RTX A6000, RTX 6000 Ada) can switch it on (``nvidia-smi -e 1``, costing about 1/16 of the
-memory); GeForce cards have at most an optional soft-ECC, off by default, or none. GDDR's link-level
-EDC retries transfers but does not protect what is stored.
+Which GPUs have ECC on is :func:`rigcheck.core.ecc.ecc_state`. GDDR's link-level EDC retries transfers
+but does not protect what is stored.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext, GpuView
+from rigcheck.core.checker import PerGpuTypeChecker
+from rigcheck.core.context import CheckContext, GpuView, NodeView
+from rigcheck.core.ecc import ecc_state
 from rigcheck.core.estimation.reliability import run_hours
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.numbers import fmt
 from rigcheck.core.rules import Rule, RuleDocs
 
@@ -45,94 +43,74 @@ NO_ECC = Rule(
 )
 
 
-def ecc_state(gpu: GpuView) -> tuple[bool, str]:
-    """Whether the GPU's memory is ECC-protected as configured, and why rigcheck thinks so."""
-    capable = gpu.facts.ecc
-    if gpu.spec.ecc is not None:
-        if gpu.spec.ecc and capable is False:
-            return False, "set to true in the rig, but the GPU has no ECC"
-        return bool(gpu.spec.ecc), f"set to {str(gpu.spec.ecc).lower()} in the rig"
-    if capable is True:
-        return True, "HBM ECC, on by default"
-    if capable == "optional":
-        if gpu.facts.segment == "datacenter":
-            return True, "GDDR ECC, on by default on data-center boards"
-        return False, "optional GDDR ECC, off by default"
-    return False, "no ECC"
-
-
-class GpuEccChecker(Checker):
+class GpuEccChecker(PerGpuTypeChecker):
     name = "reliability.ecc"
     rules = (NO_ECC,)
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
-        limit = float(ctx.facts("reliability")["ecc"]["warn_above_hours"])
-        hours, hours_how = (None, "no workload") if ctx.workload is None else run_hours(ctx)
+    def check_gpu(self, ctx: CheckContext, node: NodeView, gpu: GpuView) -> Iterator[Finding]:
+        if gpu.facts.vendor != "nvidia" and gpu.facts.ecc is None:
+            return
         facts = ctx.facts("reliability")["ecc"]
-        for node in ctx.nodes:
-            for gpu in node.gpus:
-                if gpu.facts.vendor != "nvidia" and gpu.facts.ecc is None:
-                    continue
-                protected, how = ecc_state(gpu)
-                where = ctx.rig_at(
-                    f"{gpu.pointer}/ecc" if gpu.spec.ecc is not None else f"{gpu.pointer}/model"
-                )
-                subject = ctx.subject
-                evidence = {
-                    "gpu": gpu.facts.name,
-                    "ecc": protected,
-                    "ecc_from": how,
-                    "catalog_ecc": gpu.facts.ecc,
-                    "run_hours": hours,
-                    "run_hours_from": hours_how,
-                    "warn_above_hours": limit,
-                    **facts.cite(),
-                }
-                told = f"{node.label}: {gpu.facts.name}: {how}"
-                if gpu.spec.ecc and gpu.facts.ecc is False:
-                    yield NO_ECC.warned(
-                        told,
-                        location=where,
-                        evidence=evidence,
-                        subject=subject,
-                        fix="remove ecc: true (the card cannot enable it); plan for runs without ECC",
-                    )
-                    continue
-                if protected:
-                    yield NO_ECC.passed(told, location=where, evidence=evidence, subject=subject)
-                    continue
-                fix = (
-                    "enable it (nvidia-smi -e 1, then reboot; about 1/16 of the memory goes to ECC)"
-                    if gpu.facts.ecc == "optional"
-                    else "checkpoint often, keep several checkpoints, watch for loss spikes; data-center GPUs for "
-                    "multi-day runs"
-                )
-                if hours is None:
-                    yield NO_ECC.passed(
-                        f"{told}; the run's length is unknown ({hours_how}), so runs over "
-                        f"{fmt(limit)} h are not flagged",
-                        location=where,
-                        evidence=evidence,
-                        subject=subject,
-                    )
-                elif hours > limit:
-                    yield NO_ECC.warned(
-                        f"{told}, for a {fmt(hours, 1)} h run ({hours_how}) over the {fmt(limit)} h limit",
-                        location=where,
-                        related=[ctx.workload_at("/run")],
-                        evidence=evidence,
-                        fix=fix,
-                        subject=subject,
-                    )
-                else:
-                    yield NO_ECC.passed(
-                        f"{told}; the {fmt(hours, 1)} h run ({hours_how}) is within {fmt(limit)} h",
-                        location=where,
-                        evidence=evidence,
-                        subject=subject,
-                    )
+        limit = float(facts["warn_above_hours"])
+        hours, hours_how = (None, "no workload") if ctx.workload is None else run_hours(ctx)
+        protected, how = ecc_state(gpu)
+        where = ctx.rig_at(f"{gpu.pointer}/ecc" if gpu.spec.ecc is not None else f"{gpu.pointer}/model")
+        subject = ctx.subject
+        evidence = {
+            "gpu": gpu.facts.name,
+            "ecc": protected,
+            "ecc_from": how,
+            "catalog_ecc": gpu.facts.ecc,
+            "run_hours": hours,
+            "run_hours_from": hours_how,
+            "warn_above_hours": limit,
+            **facts.cite(),
+        }
+        told = f"{node.label}: {gpu.facts.name}: {how}"
+        if gpu.spec.ecc and gpu.facts.ecc is False:
+            yield NO_ECC.warned(
+                told,
+                location=where,
+                evidence=evidence,
+                subject=subject,
+                fix="remove ecc: true (the card cannot enable it); plan for runs without ECC",
+            )
+            return
+        if protected:
+            yield NO_ECC.passed(told, location=where, evidence=evidence, subject=subject)
+            return
+        fix = (
+            "enable it (nvidia-smi -e 1, then reboot; about 1/16 of the memory goes to ECC)"
+            if gpu.facts.ecc == "optional"
+            else "checkpoint often, keep several checkpoints, watch for loss spikes; data-center GPUs for "
+            "multi-day runs"
+        )
+        if hours is None:
+            yield NO_ECC.passed(
+                f"{told}; the run's length is unknown ({hours_how}), so runs over "
+                f"{fmt(limit)} h are not flagged",
+                location=where,
+                evidence=evidence,
+                subject=subject,
+            )
+        elif NO_ECC.graded(hours, warn_at=limit) is Severity.WARN:
+            yield NO_ECC.warned(
+                f"{told}, for a {fmt(hours, 1)} h run ({hours_how}) over the {fmt(limit)} h limit",
+                location=where,
+                related=[ctx.workload_at("/run")],
+                evidence=evidence,
+                fix=fix,
+                subject=subject,
+            )
+        else:
+            yield NO_ECC.passed(
+                f"{told}; the {fmt(hours, 1)} h run ({hours_how}) is within {fmt(limit)} h",
+                location=where,
+                evidence=evidence,
+                subject=subject,
+            )
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(GpuEccChecker())

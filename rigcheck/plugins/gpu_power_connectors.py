@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
+from rigcheck.core.checker import PerNodeChecker
 from rigcheck.core.context import CheckContext, NodeView
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.numbers import fmt
 from rigcheck.core.rules import Rule, RuleDocs
 
@@ -51,108 +51,114 @@ def native_16pin_cables(node: NodeView) -> int | None:
     return sum(psu.count * sum(plug in SIXTEEN_PIN for plug in psu.connectors or ()) for psu in listed)
 
 
-class GpuPowerConnectorChecker(Checker):
+class GpuPowerConnectorChecker(PerNodeChecker):
     name = "power.gpu-connectors"
     rules = (CONNECTORS,)
     reads_workload = False
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+    def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
         table = ctx.facts("power")["connectors"]
         warn_margin = float(table["warn_margin_16pin_fraction"])
-        for node in ctx.nodes:
-            subject = f"{ctx.rig.name} / {node.label}"
-            cables = native_16pin_cables(node)
-            cables_left = cables
-            for gpu in node.gpus:
-                plugs = gpu.spec.power_connectors or list(gpu.facts.power_connectors or ())
-                limit = gpu.fact("power_limit_w").value
-                where = ctx.rig_at(
-                    f"{gpu.pointer}/power_connectors" if gpu.spec.power_connectors else f"{gpu.pointer}/model"
+        pin_factor = float(table["pin_capacity_16pin_factor"])
+        sixteen_pin_w = float(table["12vhpwr"])
+        eight_pin_w = float(table["8pin-pcie"])
+        adapter_inputs = int(table["adapter_max_8pin_inputs"])
+        formula = (
+            f"sum(connector ratings) + slot ({fmt(float(table['slot_with_16pin']))} W for a 16-pin card, "
+            f"else {fmt(float(table['slot']))} W)"
+        )
+        subject = f"{ctx.rig.name} / {node.label}"
+        cables = native_16pin_cables(node)
+        cables_left = cables
+        for gpu in node.gpus:
+            plugs = gpu.spec.power_connectors or list(gpu.facts.power_connectors or ())
+            limit = gpu.fact("power_limit_w").value
+            where = ctx.rig_at(
+                f"{gpu.pointer}/power_connectors" if gpu.spec.power_connectors else f"{gpu.pointer}/model"
+            )
+            if not plugs or limit is None:
+                yield CONNECTORS.skipped(
+                    f"{gpu.facts.name}: power connectors or limit unknown",
+                    location=where,
+                    subject=subject,
+                    fix="add power_connectors to the gpus entry",
                 )
-                if not plugs or limit is None:
-                    yield CONNECTORS.skipped(
-                        f"{gpu.facts.name}: power connectors or limit unknown",
-                        location=where,
-                        subject=subject,
-                        fix="add power_connectors to the gpus entry",
-                    )
-                    continue
-                if plugs == ["none"]:
-                    yield CONNECTORS.passed(
-                        f"{gpu.facts.name}: powered by its baseboard or slot, no cables",
-                        location=where,
-                        subject=subject,
-                    )
-                    continue
-                sixteen = bool(SIXTEEN_PIN & set(plugs))
-                slot = float(table["slot_with_16pin"] if sixteen else table["slot"])
-                budget = sum(float(table[plug]) for plug in plugs) + slot
-                margin = (budget - float(limit)) / budget
-                slot_words = f"{fmt(slot)} W slot" + (
-                    " (a 16-pin card draws its load through the plug)" if sixteen else ""
+                continue
+            if plugs == ["none"]:
+                yield CONNECTORS.passed(
+                    f"{gpu.facts.name}: powered by its baseboard or slot, no cables",
+                    location=where,
+                    subject=subject,
                 )
-                evidence = {
-                    "power_limit_w": limit,
-                    "connectors": plugs,
-                    "slot_w": slot,
-                    "budget_w": budget,
-                    "margin": round(margin, 3),
-                    "formula": "sum(connector ratings) + slot (0 W for a 16-pin card, else 75 W)",
-                    **table.cite(),
-                }
-                told = (
-                    f"{gpu.facts.name}: {fmt(limit)} W limit on {' + '.join(plugs)} + {slot_words} = "
-                    f"{fmt(budget)} W ({margin:.0%} margin)"
+                continue
+            sixteen = bool(SIXTEEN_PIN & set(plugs))
+            slot = float(table["slot_with_16pin"] if sixteen else table["slot"])
+            budget = sum(float(table[plug]) for plug in plugs) + slot
+            margin = (budget - float(limit)) / budget
+            slot_words = f"{fmt(slot)} W slot" + (
+                " (a 16-pin card draws its load through the plug)" if sixteen else ""
+            )
+            evidence = {
+                "power_limit_w": limit,
+                "connectors": plugs,
+                "slot_w": slot,
+                "budget_w": budget,
+                "margin": round(margin, 3),
+                "formula": formula,
+                **table.cite(),
+            }
+            told = (
+                f"{gpu.facts.name}: {fmt(limit)} W limit on {' + '.join(plugs)} + {slot_words} = "
+                f"{fmt(budget)} W ({margin:.0%} margin)"
+            )
+            if limit > budget:
+                yield CONNECTORS.failed(
+                    told,
+                    location=where,
+                    evidence=evidence,
+                    subject=subject,
+                    fix=f"set nvidia-smi -pl {int(budget)} or lower, or connect the card's full set of power cables",
                 )
-                if limit > budget:
-                    yield CONNECTORS.failed(
-                        told,
-                        location=where,
-                        evidence=evidence,
-                        subject=subject,
-                        fix=f"set nvidia-smi -pl {int(budget)} or lower, or connect the card's "
-                        f"full set of power cables",
-                    )
-                    continue
-                problems, fixes = [], []
-                if sixteen and margin < warn_margin:
-                    safe = int(budget * (1 - warn_margin))
+                continue
+            problems, fixes = [], []
+            if sixteen and margin < warn_margin:
+                safe = int(budget * (1 - warn_margin))
+                problems.append(
+                    f"under {warn_margin:.0%} margin on a 16-pin plug whose pins are rated only {pin_factor:g}x its "
+                    f"{fmt(sixteen_pin_w)} W: one not fully seated or worn has no slack"
+                )
+                fixes.append(
+                    f"seat the plug fully and check it after the first hours of load, or set "
+                    f"nvidia-smi -pl {safe} for a {warn_margin:.0%} margin"
+                )
+            if sixteen and cables_left is not None:
+                need = gpu.count
+                if cables_left < need:
+                    adapters = need - max(cables_left, 0)
+                    feeds = min(adapter_inputs, -(-int(limit) // int(eight_pin_w)))
                     problems.append(
-                        f"under {warn_margin:.0%} margin on a 16-pin plug whose pins are rated only 1.1x its 600 W: "
-                        f"one not fully seated or worn has no slack"
+                        f"the PSUs have {cables} native 16-pin cable(s) for the node's 16-pin cards, so "
+                        f"{adapters} of these card(s) run on an adapter fed by {feeds} separate 8-pin "
+                        f"PCIe cables each"
                     )
                     fixes.append(
-                        f"seat the plug fully and check it after the first hours of load, or set "
-                        f"nvidia-smi -pl {safe} for a {warn_margin:.0%} margin"
+                        f"use {feeds} separate 8-pin cables on each adapter (no daisy-chained pigtails), "
+                        f"or PSUs with a native 12V-2x6 cable per card"
                     )
-                if sixteen and cables_left is not None:
-                    need = gpu.count
-                    if cables_left < need:
-                        adapters = need - max(cables_left, 0)
-                        feeds = min(4, -(-int(limit) // 150))
-                        problems.append(
-                            f"the PSUs have {cables} native 16-pin cable(s) for the node's 16-pin cards, so "
-                            f"{adapters} of these card(s) run on an adapter fed by {feeds} separate 8-pin "
-                            f"PCIe cables each"
-                        )
-                        fixes.append(
-                            f"use {feeds} separate 8-pin cables on each adapter (no daisy-chained pigtails), "
-                            f"or PSUs with a native 12V-2x6 cable per card"
-                        )
-                    cables_left -= need
-                if problems:
-                    evidence["native_16pin_cables"] = cables
-                    yield CONNECTORS.warned(
-                        f"{told}; " + "; ".join(problems),
-                        location=where,
-                        evidence=evidence,
-                        subject=subject,
-                        fix="; ".join(fixes),
-                    )
-                    continue
-                yield CONNECTORS.passed(told, location=where, evidence=evidence, subject=subject)
+                cables_left -= need
+            if problems:
+                evidence["native_16pin_cables"] = cables
+                yield CONNECTORS.warned(
+                    f"{told}; " + "; ".join(problems),
+                    location=where,
+                    evidence=evidence,
+                    subject=subject,
+                    fix="; ".join(fixes),
+                )
+                continue
+            yield CONNECTORS.passed(told, location=where, evidence=evidence, subject=subject)
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(GpuPowerConnectorChecker())

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
+from rigcheck.core.checker import PerNodeChecker
+from rigcheck.core.context import CheckContext, NodeView
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.rules import Rule, RuleDocs
 
 GDR = Rule(
@@ -46,77 +46,74 @@ def _branch(driver: str) -> int | None:
         return None
 
 
-class GpuDirectRdmaChecker(Checker):
+class GpuDirectRdmaChecker(PerNodeChecker):
     name = "network.gpudirect-rdma"
     rules = (GDR,)
     reads_workload = False
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+    def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
+        if not node.gpus:
+            return
         facts = ctx.facts("network")["gpudirect_rdma"]
         minimum = int(facts["min_driver_branch"])
-        for node in ctx.nodes:
-            if not node.gpus:
-                continue
-            subject = f"{ctx.rig.name} / {node.label}"
-            claims = [index for index, link in enumerate(node.spec.network or ()) if link.gpudirect_rdma]
-            if not claims:
-                yield GDR.passed(
-                    f"{node.label}: no link claims GPUDirect RDMA",
-                    location=ctx.rig_at(f"{node.pointer}/network"),
-                    subject=subject,
-                )
-                continue
-            where = ctx.rig_at(f"{node.pointer}/network/{claims[0]}/gpudirect_rdma")
-            software = node.spec.software
-            problems: list[str] = []
-            for gpu in node.gpus:
-                if gpu.facts.segment in ("consumer", "laptop"):
-                    problems.append(
-                        f"{gpu.facts.name} is a {gpu.facts.segment} GPU, which GPUDirect RDMA does "
-                        f"not support"
-                    )
-            driver = software.driver if software else None
-            branch = _branch(driver) if driver else None
-            peer = software.peer_memory if software else None
-            if peer == "none":
-                problems.append("no peer-memory module (nvidia-peermem, nv_peer_mem or DMA-BUF) is loaded")
-            elif branch is not None and branch < minimum and peer not in ("nv_peer_mem", "dma-buf"):
-                problems.append(
-                    f"driver {driver} predates R{minimum}, the first with nvidia-peermem (before it, Mellanox's "
-                    f"separate nv_peer_mem module: software.peer_memory: nv_peer_mem)"
-                )
-            os_name = software.os if software else None
-            if os_name not in (None, "linux"):
-                problems.append(f"GPUDirect RDMA needs Linux, not {os_name}")
-            evidence = {
-                "gpus": [gpu.facts.name for gpu in node.gpus],
-                "driver": driver,
-                "peer_memory": peer,
-                "os": os_name,
-                "min_driver_branch": minimum,
-                **facts.cite(),
-            }
-            if problems:
-                yield GDR.failed(
-                    f"{node.label}: " + "; ".join(problems),
-                    location=where,
-                    evidence=evidence,
-                    subject=subject,
-                    fix="data-center GPUs on Linux with driver R470+ and nvidia-peermem, or drop "
-                    "gpudirect_rdma",
-                )
-                continue
-            unknown = " (driver version not given)" if driver is None else f" with driver {driver}"
+        subject = f"{ctx.rig.name} / {node.label}"
+        claims = [index for index, link in enumerate(node.spec.network or ()) if link.gpudirect_rdma]
+        if not claims:
             yield GDR.passed(
-                f"{node.label}: {', '.join(gpu.facts.name for gpu in node.gpus)}{unknown} on "
-                f"{os_name or 'an unstated OS'} can use GPUDirect RDMA "
-                + (f"through {peer}" if peer else "(load nvidia-peermem or use DMA-BUF)"),
+                f"{node.label}: no link claims GPUDirect RDMA",
+                location=ctx.rig_at(f"{node.pointer}/network"),
+                subject=subject,
+            )
+            return
+        where = ctx.rig_at(f"{node.pointer}/network/{claims[0]}/gpudirect_rdma")
+        software = node.spec.software
+        problems: list[str] = []
+        for gpu in node.gpus:
+            if gpu.facts.segment in ("consumer", "laptop"):
+                problems.append(
+                    f"{gpu.facts.name} is a {gpu.facts.segment} GPU, which GPUDirect RDMA does not support"
+                )
+        driver = software.driver if software else None
+        branch = _branch(driver) if driver else None
+        peer = software.peer_memory if software else None
+        if peer == "none":
+            problems.append("no peer-memory module (nvidia-peermem, nv_peer_mem or DMA-BUF) is loaded")
+        elif branch is not None and branch < minimum and peer not in ("nv_peer_mem", "dma-buf"):
+            problems.append(
+                f"driver {driver} predates R{minimum}, the first with nvidia-peermem (before it, Mellanox's "
+                f"separate nv_peer_mem module: software.peer_memory: nv_peer_mem)"
+            )
+        os_name = software.os if software else None
+        if os_name not in (None, "linux"):
+            problems.append(f"GPUDirect RDMA needs Linux, not {os_name}")
+        evidence = {
+            "gpus": [gpu.facts.name for gpu in node.gpus],
+            "driver": driver,
+            "peer_memory": peer,
+            "os": os_name,
+            "min_driver_branch": minimum,
+            **facts.cite(),
+        }
+        if problems:
+            yield GDR.failed(
+                f"{node.label}: " + "; ".join(problems),
                 location=where,
                 evidence=evidence,
                 subject=subject,
+                fix=f"data-center GPUs on Linux with driver R{minimum}+ and nvidia-peermem, or drop gpudirect_rdma",
             )
+            return
+        unknown = " (driver version not given)" if driver is None else f" with driver {driver}"
+        yield GDR.passed(
+            f"{node.label}: {', '.join(gpu.facts.name for gpu in node.gpus)}{unknown} on "
+            f"{os_name or 'an unstated OS'} can use GPUDirect RDMA "
+            + (f"through {peer}" if peer else "(load nvidia-peermem or use DMA-BUF)"),
+            location=where,
+            evidence=evidence,
+            subject=subject,
+        )
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(GpuDirectRdmaChecker())

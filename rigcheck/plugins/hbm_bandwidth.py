@@ -3,16 +3,17 @@ against the workload's targets (estimator in rigcheck.core.estimation.throughput
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from rigcheck.core.checker import Checker
 from rigcheck.core.context import CheckContext, GpuView, NodeView
-from rigcheck.core.estimate import run_tokens_with_origin
+from rigcheck.core.estimate import WorkloadEstimate, run_tokens_with_origin
+from rigcheck.core.estimation.targets import against_target
+from rigcheck.core.facts import FactSection
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.numbers import fmt
-from rigcheck.core.rig_estimate import estimate_on
 from rigcheck.core.rules import Rule, RuleDocs
 
 _EFFICIENCY = "Efficiency factors (MFU, MBU) and their sources are in `specs/rules/throughput.yaml`."
@@ -85,6 +86,8 @@ TRAINING_TIME = Rule(
 
 
 class HbmBandwidthChecker(Checker):
+    """Each GPU model of the rig once, on the first node group that has it (so not a PerGpuTypeChecker)."""
+
     name = "throughput.hbm-bandwidth"
     rules = (DECODE_SPEED, PREFILL_LATENCY, TRAINING_TIME)
     needs_workload = True
@@ -99,7 +102,7 @@ class HbmBandwidthChecker(Checker):
                 yield from self._one(ctx, node, gpu)
 
     def _one(self, ctx: CheckContext, node: NodeView, gpu: GpuView) -> Iterator[Finding]:
-        on_rig = estimate_on(ctx, node, gpu)
+        on_rig = ctx.estimate_on(node, gpu)
         estimate = on_rig.estimate
         where_gpu = {
             "subject": f"{ctx.subject} on {gpu.facts.name}",
@@ -113,7 +116,15 @@ class HbmBandwidthChecker(Checker):
             yield self._decode(ctx, estimate, gpu, where_gpu, notes, facts)
             yield self._prefill(ctx, estimate, gpu, where_gpu, notes, facts)
 
-    def _decode(self, ctx, estimate, gpu, where_gpu, notes, facts) -> Finding:  # type: ignore[no-untyped-def]
+    def _decode(
+        self,
+        ctx: CheckContext,
+        estimate: WorkloadEstimate,
+        gpu: GpuView,
+        where_gpu: dict[str, Any],
+        notes: dict[str, Any],
+        facts: Mapping[str, FactSection],
+    ) -> Finding:
         speed = estimate.decode
         inference = ctx.workload.inference
         per_seq_target = inference.target_tokens_per_s_per_seq if inference else None
@@ -168,7 +179,7 @@ class HbmBandwidthChecker(Checker):
             )
         if speed.binds != "memory bandwidth":
             fix += f" (this step is bound by {speed.binds})"
-        return _against_target(
+        return against_target(
             DECODE_SPEED,
             f"{told}; target {fmt(target)} {what}",
             optimistic_misses=value.high < target,
@@ -179,7 +190,15 @@ class HbmBandwidthChecker(Checker):
             **where_gpu,
         )
 
-    def _prefill(self, ctx, estimate, gpu, where_gpu, notes, facts) -> Finding:  # type: ignore[no-untyped-def]
+    def _prefill(
+        self,
+        ctx: CheckContext,
+        estimate: WorkloadEstimate,
+        gpu: GpuView,
+        where_gpu: dict[str, Any],
+        notes: dict[str, Any],
+        facts: Mapping[str, FactSection],
+    ) -> Finding:
         inputs = estimate.inputs
         inference = ctx.workload.inference
         target = inference.target_ttft_ms if inference else None
@@ -224,7 +243,15 @@ class HbmBandwidthChecker(Checker):
             f"{told}; target {fmt(target)} ms", location=where, evidence=evidence, **where_gpu
         )
 
-    def _training(self, ctx, estimate, gpu, where_gpu, notes, facts) -> Finding:  # type: ignore[no-untyped-def]
+    def _training(
+        self,
+        ctx: CheckContext,
+        estimate: WorkloadEstimate,
+        gpu: GpuView,
+        where_gpu: dict[str, Any],
+        notes: dict[str, Any],
+        facts: Mapping[str, FactSection],
+    ) -> Finding:
         speed = estimate.training
         run = ctx.workload.run
         hours_planned = run.hours if run else None
@@ -304,7 +331,7 @@ class HbmBandwidthChecker(Checker):
                 + "; give data.tokens for a firm verdict (this counts every sample at the full length)",
                 **where_gpu,
             )
-        return _against_target(
+        return against_target(
             TRAINING_TIME,
             f"{told}; planned {fmt(hours_planned)} h",
             optimistic_misses=hours.low > hours_planned,
@@ -316,18 +343,6 @@ class HbmBandwidthChecker(Checker):
         )
 
 
-def _against_target(
-    rule: Rule, message: str, *, optimistic_misses: bool, default_misses: bool, fix: str, **where: Any
-) -> Finding:
-    """The policy of specs/rules/throughput.yaml ``targets``: fail when even the optimistic end of the
-    estimate misses the target, warn when only the default misses it, pass otherwise."""
-    if optimistic_misses:
-        return rule.failed(message, fix=fix, **where)
-    if default_misses:
-        return rule.warned(f"{message} is met only at the optimistic end", fix=fix, **where)
-    return rule.passed(message, **where)
-
-
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(HbmBandwidthChecker())

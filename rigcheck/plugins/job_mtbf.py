@@ -1,4 +1,5 @@
-"""REL002: how often a job of this size is interrupted, against its checkpoints (docs/research/rules_facts.md REL-1, REL-2).
+"""REL002: how often a job of this size is interrupted, against its checkpoints
+(docs/research/rules_facts.md REL-1, REL-2).
 
 ``MTBF_job = 1 / (lambda x GPUs)``: with Llama 3's 1.97e-5 interruptions per GPU-hour, 8 GPUs run
 about 6,300 h between interruptions, 1,024 GPUs 49 h, 16,384 GPUs 3.1 h.
@@ -9,11 +10,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
+from rigcheck.core.checker import WorkloadOnRigChecker
+from rigcheck.core.context import CheckContext, NodeView
 from rigcheck.core.estimation.reliability import failure_rate, job_mtbf_hours, run_hours
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.models.workload import Workload
 from rigcheck.core.numbers import fmt
 from rigcheck.core.rules import Rule, RuleDocs
 
@@ -43,13 +45,13 @@ MTBF = Rule(
 )
 
 
-class JobMtbfChecker(Checker):
+class JobMtbfChecker(WorkloadOnRigChecker):
     name = "reliability.job-mtbf"
     rules = (MTBF,)
-    needs_workload = True
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
-        workload = ctx.workload
+    def check_workload(
+        self, ctx: CheckContext, workload: Workload, node: NodeView | None
+    ) -> Iterator[Finding]:
         where = ctx.workload_at("/run")
         if workload.task == "inference":
             yield MTBF.passed("inference: no training state to lose", location=where, subject=ctx.subject)
@@ -98,7 +100,8 @@ class JobMtbfChecker(Checker):
             )
             return
         fix = "set run.checkpoint_interval_min (REL003 gives the optimum) and restart automatically"
-        if expected >= fail:
+        severity = MTBF.graded(expected, warn_at=warn, fail_at=fail, inclusive=True)
+        if severity is Severity.FAIL:
             yield MTBF.failed(
                 f"{told} and no checkpoint interval is set",
                 location=where,
@@ -106,7 +109,7 @@ class JobMtbfChecker(Checker):
                 fix=fix,
                 subject=ctx.subject,
             )
-        elif expected >= warn:
+        elif severity is Severity.WARN:
             chance = 1 - math.exp(-expected)
             yield MTBF.warned(
                 f"{told} (a {chance:.0%} chance of at least one) and no checkpoint interval is set",
@@ -122,5 +125,5 @@ class JobMtbfChecker(Checker):
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(JobMtbfChecker())

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
+from rigcheck.core.checker import PerNodeChecker
+from rigcheck.core.context import CheckContext, NodeView
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.numbers import fmt
 from rigcheck.core.rules import Rule, RuleDocs
 
@@ -29,52 +29,49 @@ LAPTOP = Rule(
 )
 
 
-class LaptopGpuChecker(Checker):
+class LaptopGpuChecker(PerNodeChecker):
     name = "platform.laptop-gpu"
     rules = (LAPTOP,)
     needs_workload = True
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+    def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
         section = ctx.facts("platform")["laptop_gpu"]
         limit = float(section["warn_above_hours"])
+        laptops = [
+            gpu for gpu in node.gpus if gpu.facts.form_factor == "laptop" or gpu.facts.segment == "laptop"
+        ]
+        if not laptops or ctx.workload is None:
+            return
         run = ctx.workload.run
         hours = run.hours if run else None
-        for node in ctx.nodes:
-            laptops = [
-                gpu for gpu in node.gpus if gpu.facts.form_factor == "laptop" or gpu.facts.segment == "laptop"
-            ]
-            if not laptops:
-                continue
-            gpu = laptops[0]
-            subject = f"{ctx.subject} on {gpu.facts.name}"
-            where = ctx.workload_at("/run/hours")
-            evidence = {
-                "run_hours": hours,
-                "warn_above_hours": limit,
-                "gpu": gpu.facts.name,
-                **section.cite(),
-            }
-            if hours is None:
-                yield LAPTOP.skipped(
-                    f"{gpu.facts.name}: run.hours not given", location=where, subject=subject
-                )
-            elif hours > limit:
-                yield LAPTOP.warned(
-                    f"{fmt(hours)} h run on the {gpu.facts.name}, over {fmt(limit)} h",
-                    location=where,
-                    evidence=evidence,
-                    subject=subject,
-                    fix="move the run to a desktop or cloud GPU, or limit power and cool the laptop",
-                )
-            else:
-                yield LAPTOP.passed(
-                    f"{fmt(hours)} h run on the {gpu.facts.name}",
-                    location=where,
-                    evidence=evidence,
-                    subject=subject,
-                )
+        gpu = laptops[0]
+        subject = f"{ctx.subject} on {gpu.facts.name}"
+        where = ctx.workload_at("/run/hours")
+        evidence = {
+            "run_hours": hours,
+            "warn_above_hours": limit,
+            "gpu": gpu.facts.name,
+            **section.cite(),
+        }
+        if hours is None:
+            yield LAPTOP.skipped(f"{gpu.facts.name}: run.hours not given", location=where, subject=subject)
+        elif LAPTOP.graded(hours, warn_at=limit) is Severity.WARN:
+            yield LAPTOP.warned(
+                f"{fmt(hours)} h run on the {gpu.facts.name}, over {fmt(limit)} h",
+                location=where,
+                evidence=evidence,
+                subject=subject,
+                fix="move the run to a desktop or cloud GPU, or limit power and cool the laptop",
+            )
+        else:
+            yield LAPTOP.passed(
+                f"{fmt(hours)} h run on the {gpu.facts.name}",
+                location=where,
+                evidence=evidence,
+                subject=subject,
+            )
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(LaptopGpuChecker())

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
+from rigcheck.core.checker import PerNodeChecker
+from rigcheck.core.context import CheckContext, NodeView
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.rules import Rule, RuleDocs
 
 SYNC = Rule(
@@ -29,36 +29,35 @@ SYNC = Rule(
 )
 
 
-class MultiPsuSyncChecker(Checker):
+class MultiPsuSyncChecker(PerNodeChecker):
     name = "platform.multi-psu-sync"
     rules = (SYNC,)
     reads_workload = False
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
-        for node in ctx.nodes:
-            psus = node.spec.psu or []
-            units = sum(psu.count for psu in psus)
-            if units <= 1 or any(psu.redundancy for psu in psus):
-                continue
-            subject = f"{ctx.rig.name} / {node.label}"
-            where = ctx.rig_at(f"{node.pointer}/psu")
-            if all(psu.sync_adapter for psu in psus):
-                yield SYNC.passed(
-                    f"{node.label}: {units} PSUs started together by a sync adapter",
-                    location=where,
-                    subject=subject,
-                )
-            else:
-                yield SYNC.warned(
-                    f"{node.label}: {units} PSUs without a declared sync adapter",
-                    location=where,
-                    subject=subject,
-                    evidence={"psus": units},
-                    fix="fit a multi-PSU sync adapter (set sync_adapter: true) and power each card "
-                    "and its riser from a single PSU",
-                )
+    def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
+        psus = node.spec.psu or []
+        units = sum(psu.count for psu in psus)
+        if units <= 1 or any(psu.redundancy for psu in psus):
+            return
+        subject = f"{ctx.rig.name} / {node.label}"
+        where = ctx.rig_at(f"{node.pointer}/psu")
+        if all(psu.sync_adapter for psu in psus):
+            yield SYNC.passed(
+                f"{node.label}: {units} PSUs started together by a sync adapter",
+                location=where,
+                subject=subject,
+            )
+        else:
+            yield SYNC.warned(
+                f"{node.label}: {units} PSUs without a declared sync adapter",
+                location=where,
+                subject=subject,
+                evidence={"psus": units},
+                fix="fit a multi-PSU sync adapter (set sync_adapter: true) and power each card "
+                "and its riser from a single PSU",
+            )
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(MultiPsuSyncChecker())

@@ -3,20 +3,20 @@
 NVIDIA lists NCCL_P2P_DISABLE, NCCL_IB_DISABLE and NCCL_SHM_DISABLE among the "Debugging" variables
 that "should not be used in production". The exception is a GPU without working peer-to-peer
 (GeForce RTX 4090/5090 on the stock driver), where NCCL_P2P_DISABLE=1 is the documented workaround.
+The variables checked are listed in specs/rules/network.yaml (``nccl_env.debugging_variables``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
+from rigcheck.core.checker import PerNodeChecker
 from rigcheck.core.context import CheckContext, NodeView
 from rigcheck.core.estimation.links import peer_to_peer
+from rigcheck.core.estimation.topology import RDMA_KINDS
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.rules import Rule, RuleDocs
-
-_RDMA_KINDS = ("infiniband", "roce", "efa", "omni-path")
 
 DEBUG_SWITCHES = Rule(
     code="NET004",
@@ -49,32 +49,28 @@ def _is_set(value: object) -> bool:
         return text in ("true", "yes", "on")
 
 
-class NcclDebugEnvChecker(Checker):
+class NcclDebugEnvChecker(PerNodeChecker):
     name = "network.nccl-debug-env"
     rules = (DEBUG_SWITCHES,)
     reads_workload = False
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
-        for node in ctx.nodes:
-            if not node.gpus:
-                continue
-            software = node.spec.software
-            env = (software.env if software else None) or {}
-            subject = f"{ctx.rig.name} / {node.label}"
-            switches = [
-                name
-                for name in ("NCCL_P2P_DISABLE", "NCCL_IB_DISABLE", "NCCL_SHM_DISABLE")
-                if name in env and _is_set(env[name])
-            ]
-            if not switches:
-                yield DEBUG_SWITCHES.passed(
-                    f"{node.label}: no NCCL debugging switch set",
-                    location=ctx.rig_at(f"{node.pointer}/software"),
-                    subject=subject,
-                )
-                continue
-            for name in switches:
-                yield self._one(ctx, node, name, subject)
+    def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
+        if not node.gpus:
+            return
+        software = node.spec.software
+        env = (software.env if software else None) or {}
+        subject = f"{ctx.rig.name} / {node.label}"
+        debugging = ctx.facts("network")["nccl_env"]["debugging_variables"]
+        switches = [name for name in debugging if name in env and _is_set(env[name])]
+        if not switches:
+            yield DEBUG_SWITCHES.passed(
+                f"{node.label}: no NCCL debugging switch set",
+                location=ctx.rig_at(f"{node.pointer}/software"),
+                subject=subject,
+            )
+            return
+        for name in switches:
+            yield self._one(ctx, node, name, subject)
 
     @staticmethod
     def _one(ctx: CheckContext, node: NodeView, name: str, subject: str) -> Finding:
@@ -105,7 +101,7 @@ class NcclDebugEnvChecker(Checker):
                 fix=fix,
             )
         if name == "NCCL_IB_DISABLE":
-            rdma = [link for link in node.spec.network or () if link.kind in _RDMA_KINDS]
+            rdma = [link for link in node.spec.network or () if link.kind in RDMA_KINDS]
             if not rdma:
                 return DEBUG_SWITCHES.passed(
                     f"{name}=1 on a node without RDMA links", location=where, subject=subject
@@ -118,10 +114,19 @@ class NcclDebugEnvChecker(Checker):
                 subject=subject,
                 fix=fix,
             )
-        if node.gpus_per_node < 2:
-            return DEBUG_SWITCHES.passed(f"{name}=1 on a single-GPU node", location=where, subject=subject)
+        if name == "NCCL_SHM_DISABLE":
+            if node.gpus_per_node < 2:
+                return DEBUG_SWITCHES.passed(
+                    f"{name}=1 on a single-GPU node", location=where, subject=subject
+                )
+            return DEBUG_SWITCHES.warned(
+                f"{name}=1 on {node.gpus_per_node} GPUs: NCCL cannot use shared memory between local ranks",
+                location=where,
+                subject=subject,
+                fix=fix,
+            )
         return DEBUG_SWITCHES.warned(
-            f"{name}=1 on {node.gpus_per_node} GPUs: NCCL cannot use shared memory between local ranks",
+            f"{name}=1: NVIDIA lists it among the debugging variables",
             location=where,
             subject=subject,
             fix=fix,
@@ -129,5 +134,5 @@ class NcclDebugEnvChecker(Checker):
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(NcclDebugEnvChecker())

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
+from rigcheck.core.checker import PerNodeChecker
 from rigcheck.core.context import CheckContext, NodeView
 from rigcheck.core.estimation.network import InterfaceList, declared_interfaces
+from rigcheck.core.estimation.topology import RDMA_KINDS
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.rules import Rule, RuleDocs
 
 _ENV_DOCS = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"
-_RDMA_KINDS = ("infiniband", "roce", "efa", "omni-path")
 
 INTERFACES = Rule(
     code="NET003",
@@ -46,42 +46,41 @@ def _hca_names(node: NodeView) -> list[str]:
     return [
         part.strip()
         for link in node.spec.network or ()
-        if link.kind in _RDMA_KINDS and link.interface
+        if link.kind in RDMA_KINDS and link.interface
         for part in link.interface.split(",")
         if part.strip()
     ]
 
 
-class NcclInterfacesChecker(Checker):
+class NcclInterfacesChecker(PerNodeChecker):
     name = "network.nccl-interfaces"
     rules = (INTERFACES,)
     reads_workload = False
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
-        for node in ctx.nodes:
-            software = node.spec.software
-            env = (software.env if software else None) or {}
-            subject = f"{ctx.rig.name} / {node.label}"
-            chosen = [name for name in ("NCCL_SOCKET_IFNAME", "NCCL_IB_HCA") if env.get(name)]
-            if not node.gpus:
-                continue
-            if not chosen:
-                yield INTERFACES.passed(
-                    f"{node.label}: NCCL picks interfaces itself (InfiniBand/RoCE first, then any interface but "
-                    f"lo and docker*)",
-                    location=ctx.rig_at(f"{node.pointer}/software"),
-                    subject=subject,
-                )
-                continue
-            for variable in chosen:
-                yield self._one(ctx, node, variable, str(env[variable]), subject)
+    def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
+        if not node.gpus:
+            return
+        software = node.spec.software
+        env = (software.env if software else None) or {}
+        subject = f"{ctx.rig.name} / {node.label}"
+        chosen = [name for name in ("NCCL_SOCKET_IFNAME", "NCCL_IB_HCA") if env.get(name)]
+        if not chosen:
+            yield INTERFACES.passed(
+                f"{node.label}: NCCL picks interfaces itself (InfiniBand/RoCE first, then any interface but "
+                f"lo and docker*)",
+                location=ctx.rig_at(f"{node.pointer}/software"),
+                subject=subject,
+            )
+            return
+        for variable in chosen:
+            yield self._one(ctx, node, variable, str(env[variable]), subject)
 
     @staticmethod
     def _one(ctx: CheckContext, node: NodeView, variable: str, value: str, subject: str) -> Finding:
         where = ctx.rig_at(f"{node.pointer}/software/env/{variable}")
         related = [ctx.rig_at(f"{node.pointer}/network")]
         if variable == "NCCL_IB_HCA":
-            links = [link for link in node.spec.network or () if link.kind in _RDMA_KINDS]
+            links = [link for link in node.spec.network or () if link.kind in RDMA_KINDS]
             names = _hca_names(node)
             if not links:
                 return INTERFACES.warned(
@@ -162,5 +161,5 @@ class NcclInterfacesChecker(Checker):
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(NcclInterfacesChecker())

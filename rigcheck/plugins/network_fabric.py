@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
+from rigcheck.core.checker import WorkloadOnRigChecker
+from rigcheck.core.context import CheckContext, NodeView
 from rigcheck.core.estimation.links import link_gbit_per_s
 from rigcheck.core.estimation.network import job_nodes, rig_gpu_nodes
-from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.findings import Finding, Location, Severity
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.models.workload import Workload
 from rigcheck.core.numbers import fmt
-from rigcheck.core.rig_estimate import estimate_on
 from rigcheck.core.rules import Rule, RuleDocs
 
 NO_FABRIC = Rule(
@@ -71,19 +71,20 @@ SHARDED_BANDWIDTH = Rule(
 )
 
 
-class NetworkFabricChecker(Checker):
+class NetworkFabricChecker(WorkloadOnRigChecker):
     name = "network.fabric"
     rules = (NO_FABRIC, SHARDED_BANDWIDTH)
-    needs_workload = True
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
-        found = job_nodes(ctx)
+    def check_workload(
+        self, ctx: CheckContext, workload: Workload, node: NodeView | None
+    ) -> Iterator[Finding]:
+        found = job_nodes(ctx)  # (the first GPU node group, how many of its nodes the job takes)
         where = ctx.workload_at("/parallelism")
-        if found is None:
+        if node is None or found is None:
             yield NO_FABRIC.skipped("no node with GPUs", location=where, subject=ctx.subject)
             return
-        node, used = found
-        par = ctx.workload.parallelism
+        used = found[1]
+        par = workload.parallelism
         if used <= 1:
             told = f"{par.world_size} rank(s) fit on one node of {node.gpus_per_node} GPUs: no inter-node traffic"
             yield NO_FABRIC.passed(told, location=where, subject=ctx.subject)
@@ -134,10 +135,21 @@ class NetworkFabricChecker(Checker):
                 location=node_at,
                 subject=ctx.subject,
             )
-        yield self._sharded(ctx, node_at, where, used, total if known else None, described)
+        yield self._sharded(ctx, workload, node, node_at, where, used, total if known else None, described)
 
-    def _sharded(self, ctx, node_at, where, used, total, described):  # type: ignore[no-untyped-def]
-        par = ctx.workload.parallelism
+    @staticmethod
+    def _sharded(
+        ctx: CheckContext,
+        workload: Workload,
+        node: NodeView,
+        node_at: Location,
+        where: Location,
+        used: int,
+        total: float | None,
+        described: str,
+    ) -> Finding:
+        """NET002: the inter-node traffic of full sharding that compute does not hide, against the compute."""
+        par = workload.parallelism
         sharded = par.zero == 3 or par.fsdp == "full_shard"
         if not sharded:
             return SHARDED_BANDWIDTH.passed(
@@ -147,8 +159,7 @@ class NetworkFabricChecker(Checker):
             )
         if total is None:
             return SHARDED_BANDWIDTH.skipped("network rate unknown", location=node_at, subject=ctx.subject)
-        node = next(n for n in ctx.nodes if n.gpus)
-        speed = estimate_on(ctx, node, node.gpus[0]).estimate.training
+        speed = ctx.estimate_on(node, node.gpus[0]).estimate.training
         if speed is None:
             return SHARDED_BANDWIDTH.skipped(
                 f"{node.gpus[0].facts.name}: dense TFLOPS unknown", location=node_at, subject=ctx.subject
@@ -187,17 +198,14 @@ class NetworkFabricChecker(Checker):
             "a faster fabric (RDMA with GPUDirect), FSDP hybrid_shard (shard within a node), or ZeRO-2 if the "
             "model fits"
         )
-        if share > fail_share:
-            return SHARDED_BANDWIDTH.failed(
-                told, location=node_at, related=[where], evidence=evidence, fix=fix, subject=ctx.subject
-            )
-        if share > warn_share:
-            return SHARDED_BANDWIDTH.warned(
-                told, location=node_at, related=[where], evidence=evidence, fix=fix, subject=ctx.subject
-            )
-        return SHARDED_BANDWIDTH.passed(told, location=node_at, evidence=evidence, subject=ctx.subject)
+        severity = SHARDED_BANDWIDTH.graded(share, warn_at=warn_share, fail_at=fail_share)
+        if severity is Severity.PASS:
+            return SHARDED_BANDWIDTH.passed(told, location=node_at, evidence=evidence, subject=ctx.subject)
+        return SHARDED_BANDWIDTH.finding(
+            severity, told, location=node_at, related=[where], evidence=evidence, fix=fix, subject=ctx.subject
+        )
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(NetworkFabricChecker())

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from rigcheck.core.checker import Checker
 from rigcheck.core.context import CheckContext, NodeView
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.rules import Rule, RuleDocs
 
 SUBNETS = Rule(
@@ -45,6 +45,8 @@ def _subnets(node: NodeView) -> set[str]:
 
 
 class NodeSubnetsChecker(Checker):
+    """A plain checker: it compares the node groups with each other, after walking them all."""
+
     name = "network.subnets"
     rules = (SUBNETS,)
     reads_workload = False
@@ -104,5 +106,5 @@ def _components(declared: list[tuple[NodeView, set[str]]]) -> list[list[tuple[No
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(NodeSubnetsChecker())

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
+from rigcheck.core.checker import PerNodeChecker
+from rigcheck.core.context import CheckContext, NodeView
 from rigcheck.core.estimation.software import software_stack
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.rules import Rule, RuleDocs
 
 MATCH = Rule(
@@ -39,51 +39,48 @@ MATCH = Rule(
 )
 
 
-class NvccTorchMatchChecker(Checker):
+class NvccTorchMatchChecker(PerNodeChecker):
     name = "cuda.nvcc-torch"
     rules = (MATCH,)
     reads_workload = False
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
-        for node in ctx.nodes:
-            if not any(gpu.facts.vendor == "nvidia" for gpu in node.gpus):
-                continue
-            stack = software_stack(node)
-            subject = f"{ctx.rig.name} / {node.label}"
-            torch_cuda = stack.torch.cuda if stack and stack.torch else None
-            if stack is None or stack.toolkit is None or torch_cuda is None:
-                yield MATCH.passed(
-                    f"{node.label}: no host toolkit and CUDA torch build both declared: nothing to compare",
-                    location=ctx.rig_at(f"{node.pointer}/software"),
-                    subject=subject,
-                )
-                continue
-            where = ctx.rig_at(f"{node.pointer}/software/cuda_toolkit")
-            evidence = {"nvcc": stack.toolkit.text, "torch": stack.torch.text, "torch_cuda": torch_cuda.text}
-            label = f"nvcc {stack.toolkit.text} and torch {stack.torch.text} (CUDA {torch_cuda.text})"
-            if stack.toolkit.major != torch_cuda.major:
-                yield MATCH.warned(
-                    f"{label}: majors differ, so torch.utils.cpp_extension refuses to build CUDA extensions",
-                    location=where,
-                    related=[ctx.rig_at(stack.torch_pointer)],
-                    evidence=evidence,
-                    subject=subject,
-                    fix=f"install CUDA {torch_cuda.major}.x for building extensions (CUDA_HOME), or a "
-                    f"torch wheel built with CUDA {stack.toolkit.major}.x",
-                )
-            elif stack.toolkit.short != torch_cuda.short:
-                yield MATCH.passed(
-                    f"{label}: same major; PyTorch only warns about the minor",
-                    location=where,
-                    evidence=evidence,
-                    subject=subject,
-                )
-            else:
-                yield MATCH.passed(
-                    f"{label}: same version", location=where, evidence=evidence, subject=subject
-                )
+    def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
+        if not any(gpu.facts.vendor == "nvidia" for gpu in node.gpus):
+            return
+        stack = software_stack(node)
+        subject = f"{ctx.rig.name} / {node.label}"
+        torch_cuda = stack.torch.cuda if stack and stack.torch else None
+        if stack is None or stack.toolkit is None or torch_cuda is None:
+            yield MATCH.passed(
+                f"{node.label}: no host toolkit and CUDA torch build both declared: nothing to compare",
+                location=ctx.rig_at(f"{node.pointer}/software"),
+                subject=subject,
+            )
+            return
+        where = ctx.rig_at(f"{node.pointer}/software/cuda_toolkit")
+        evidence = {"nvcc": stack.toolkit.text, "torch": stack.torch.text, "torch_cuda": torch_cuda.text}
+        label = f"nvcc {stack.toolkit.text} and torch {stack.torch.text} (CUDA {torch_cuda.text})"
+        if stack.toolkit.major != torch_cuda.major:
+            yield MATCH.warned(
+                f"{label}: majors differ, so torch.utils.cpp_extension refuses to build CUDA extensions",
+                location=where,
+                related=[ctx.rig_at(stack.torch_pointer)],
+                evidence=evidence,
+                subject=subject,
+                fix=f"install CUDA {torch_cuda.major}.x for building extensions (CUDA_HOME), or a "
+                f"torch wheel built with CUDA {stack.toolkit.major}.x",
+            )
+        elif stack.toolkit.short != torch_cuda.short:
+            yield MATCH.passed(
+                f"{label}: same major; PyTorch only warns about the minor",
+                location=where,
+                evidence=evidence,
+                subject=subject,
+            )
+        else:
+            yield MATCH.passed(f"{label}: same version", location=where, evidence=evidence, subject=subject)
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(NvccTorchMatchChecker())

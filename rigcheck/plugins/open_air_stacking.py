@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
+from rigcheck.core.checker import PerNodeChecker
+from rigcheck.core.context import CheckContext, NodeView
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.rules import Rule, RuleDocs
 
 STACKING = Rule(
@@ -34,50 +34,47 @@ STACKING = Rule(
 )
 
 
-class OpenAirStackingChecker(Checker):
+class OpenAirStackingChecker(PerNodeChecker):
     name = "platform.open-air-stacking"
     rules = (STACKING,)
     reads_workload = False
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+    def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
         section = ctx.facts("platform")["open_air_stacking"]
         warn_at, fail_at = int(section["warn_at_cards"]), int(section["fail_at_cards"])
-        for node in ctx.nodes:
-            if not node.gpus:
-                continue
-            subject = f"{ctx.rig.name} / {node.label}"
-            chassis = node.spec.chassis
-            where = ctx.rig_at(f"{node.gpus[0].pointer}/cooler")
-            if chassis and chassis.form_factor in ("open-frame", "rackmount"):
-                yield STACKING.passed(
-                    f"{node.label}: {chassis.form_factor} chassis, cards are not stacked in a case",
-                    location=where,
-                    subject=subject,
-                )
-                continue
-            stacked = sum(
-                gpu.count
-                for gpu in node.gpus
-                if gpu.fact("cooler").value == "open-air" and not (gpu.spec.slot_gap or 0)
+        if not node.gpus:
+            return
+        subject = f"{ctx.rig.name} / {node.label}"
+        chassis = node.spec.chassis
+        where = ctx.rig_at(f"{node.gpus[0].pointer}/cooler")
+        if chassis and chassis.form_factor in ("open-frame", "rackmount"):
+            yield STACKING.passed(
+                f"{node.label}: {chassis.form_factor} chassis, cards are not stacked in a case",
+                location=where,
+                subject=subject,
             )
-            evidence = {
-                "open_air_cards_without_gaps": stacked,
-                "warn_at": warn_at,
-                "fail_at": fail_at,
-                **section.cite(),
-            }
-            told = f"{node.label}: {stacked} open-air card(s) without slot gaps"
-            fix = (
-                "use blower or liquid-cooled cards, an open frame with risers, or leave a slot between cards"
-            )
-            if stacked >= fail_at:
-                yield STACKING.failed(told, location=where, evidence=evidence, fix=fix, subject=subject)
-            elif stacked >= warn_at:
-                yield STACKING.warned(told, location=where, evidence=evidence, fix=fix, subject=subject)
-            else:
-                yield STACKING.passed(told, location=where, evidence=evidence, subject=subject)
+            return
+        stacked = sum(
+            gpu.count
+            for gpu in node.gpus
+            if gpu.fact("cooler").value == "open-air" and not (gpu.spec.slot_gap or 0)
+        )
+        evidence = {
+            "open_air_cards_without_gaps": stacked,
+            "warn_at": warn_at,
+            "fail_at": fail_at,
+            **section.cite(),
+        }
+        told = f"{node.label}: {stacked} open-air card(s) without slot gaps"
+        severity = STACKING.graded(stacked, warn_at=warn_at, fail_at=fail_at, inclusive=True)
+        fix = (
+            None
+            if severity is Severity.PASS
+            else "use blower or liquid-cooled cards, an open frame with risers, or leave a slot between cards"
+        )
+        yield STACKING.finding(severity, told, location=where, evidence=evidence, fix=fix, subject=subject)
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(OpenAirStackingChecker())

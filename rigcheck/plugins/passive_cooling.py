@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
+from rigcheck.core.checker import PerNodeChecker
+from rigcheck.core.context import CheckContext, NodeView
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.rules import Rule, RuleDocs
 
 PASSIVE = Rule(
@@ -32,61 +32,60 @@ PASSIVE = Rule(
 )
 
 
-class PassiveCoolingChecker(Checker):
+class PassiveCoolingChecker(PerNodeChecker):
     name = "platform.passive-cooling"
     rules = (PASSIVE,)
     reads_workload = False
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+    def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
         section = ctx.facts("platform")["passive_cooling"]
         desktop = set(section["desktop_form_factors"])
-        for node in ctx.nodes:
-            passive = [gpu for gpu in node.gpus if gpu.fact("cooler").value == "passive"]
-            if not passive:
-                continue
-            subject = f"{ctx.rig.name} / {node.label}"
-            chassis = node.spec.chassis
-            where = ctx.rig_at(f"{passive[0].pointer}/model")
-            names = ", ".join(gpu.facts.name for gpu in passive)
-            if passive[0].facts.form_factor in ("SXM", "OAM"):
-                yield PASSIVE.passed(
-                    f"{node.label}: {names} is a server module cooled by its baseboard's fans",
-                    location=where,
-                    subject=subject,
-                )
-                continue
-            if chassis is None or chassis.form_factor is None:
-                yield PASSIVE.skipped(
-                    f"{node.label}: passive {names}, chassis form factor not given",
-                    location=where,
-                    subject=subject,
-                    fix="add chassis.form_factor (rackmount for a server)",
-                )
-                continue
-            evidence = {
-                "cards": names,
-                "form_factor": chassis.form_factor,
-                "airflow": chassis.airflow,
-                **section.cite(),
-            }
-            if chassis.form_factor in desktop and chassis.airflow != "server-ducted":
-                yield PASSIVE.failed(
-                    f"{node.label}: passive {names} in a {chassis.form_factor} without server airflow",
-                    location=where,
-                    evidence=evidence,
-                    subject=subject,
-                    fix="a rackmount server with ducted airflow, or an actively cooled card",
-                )
-            else:
-                yield PASSIVE.passed(
-                    f"{node.label}: passive {names} in a {chassis.form_factor}"
-                    + (" with ducted airflow" if chassis.airflow == "server-ducted" else ""),
-                    location=where,
-                    evidence=evidence,
-                    subject=subject,
-                )
+        passive = [gpu for gpu in node.gpus if gpu.fact("cooler").value == "passive"]
+        if not passive:
+            return
+        subject = f"{ctx.rig.name} / {node.label}"
+        chassis = node.spec.chassis
+        where = ctx.rig_at(f"{passive[0].pointer}/model")
+        names = ", ".join(gpu.facts.name for gpu in passive)
+        if passive[0].facts.form_factor in ("SXM", "OAM"):
+            yield PASSIVE.passed(
+                f"{node.label}: {names} is a server module cooled by its baseboard's fans",
+                location=where,
+                subject=subject,
+            )
+            return
+        if chassis is None or chassis.form_factor is None:
+            yield PASSIVE.skipped(
+                f"{node.label}: passive {names}, chassis form factor not given",
+                location=where,
+                subject=subject,
+                fix="add chassis.form_factor (rackmount for a server)",
+            )
+            return
+        evidence = {
+            "cards": names,
+            "form_factor": chassis.form_factor,
+            "airflow": chassis.airflow,
+            **section.cite(),
+        }
+        if chassis.form_factor in desktop and chassis.airflow != "server-ducted":
+            yield PASSIVE.failed(
+                f"{node.label}: passive {names} in a {chassis.form_factor} without server airflow",
+                location=where,
+                evidence=evidence,
+                subject=subject,
+                fix="a rackmount server with ducted airflow, or an actively cooled card",
+            )
+        else:
+            yield PASSIVE.passed(
+                f"{node.label}: passive {names} in a {chassis.form_factor}"
+                + (" with ducted airflow" if chassis.airflow == "server-ducted" else ""),
+                location=where,
+                evidence=evidence,
+                subject=subject,
+            )
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(PassiveCoolingChecker())

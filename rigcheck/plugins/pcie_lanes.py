@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
+from rigcheck.core.checker import PerNodeChecker
+from rigcheck.core.context import CheckContext, NodeView
 from rigcheck.core.estimation.links import intra_node_link, pcie_x16_gbps
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.rules import Rule, RuleDocs
 
 LANES = Rule(
@@ -33,66 +33,66 @@ LANES = Rule(
 )
 
 
-class PcieLanesChecker(Checker):
+class PcieLanesChecker(PerNodeChecker):
     name = "interconnect.pcie-lanes"
     rules = (LANES,)
     reads_workload = False
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
-        facts = ctx.facts("interconnect")
-        for node in ctx.nodes:
-            if node.gpus_per_node < 2:
-                continue
-            subject = f"{ctx.rig.name} / {node.label}"
-            pcie = node.spec.pcie
-            where = ctx.rig_at(f"{node.pointer}/pcie")
-            if pcie is None:
-                yield LANES.skipped(
-                    f"{node.label}: pcie lanes per GPU not given",
-                    location=where,
-                    subject=subject,
-                    fix="add pcie: {gen: 4, lanes_per_gpu: 16}",
-                )
-                continue
-            link = intra_node_link(node, node.gpus[0], facts)
-            rate = pcie_x16_gbps(pcie.gen) * pcie.lanes_per_gpu / 16
-            evidence = {
-                "gen": pcie.gen,
-                "lanes_per_gpu": pcie.lanes_per_gpu,
-                "chipset_gpus": pcie.chipset_gpus,
-                "pcie_gbps_each_way": rate,
-                "gpu_link": link.description,
-                **ctx.facts("platform")["pcie_lanes"].cite(),
-            }
-            told = f"{node.label}: PCIe {pcie.gen}.0 x{pcie.lanes_per_gpu} per GPU ({rate:g} GB/s each way)"
-            fix = "x16 per GPU on a workstation/server platform, or NVLink between the GPUs"
-            if pcie.chipset_gpus:
-                yield LANES.warned(
-                    f"{told}; {pcie.chipset_gpus} GPU(s) behind the chipset",
-                    location=where,
-                    evidence=evidence,
-                    fix=fix,
-                    subject=subject,
-                )
-            elif pcie.lanes_per_gpu <= 4 or (pcie.lanes_per_gpu < 16 and link.kind == "pcie"):
-                yield LANES.warned(
-                    f"{told}, and GPU traffic goes over PCIe",
-                    location=where,
-                    evidence=evidence,
-                    fix=fix,
-                    subject=subject,
-                )
-            elif pcie.lanes_per_gpu < 16:
-                yield LANES.passed(
-                    f"{told}; GPU-to-GPU traffic uses {link.kind}",
-                    location=where,
-                    evidence=evidence,
-                    subject=subject,
-                )
-            else:
-                yield LANES.passed(told, location=where, evidence=evidence, subject=subject)
+    def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
+        section = ctx.facts("platform")["pcie_lanes"]
+        full_lanes, narrow_lanes = int(section["full_lanes"]), int(section["narrow_lanes"])
+        if node.gpus_per_node < 2:
+            return
+        subject = f"{ctx.rig.name} / {node.label}"
+        pcie = node.spec.pcie
+        where = ctx.rig_at(f"{node.pointer}/pcie")
+        if pcie is None:
+            yield LANES.skipped(
+                f"{node.label}: pcie lanes per GPU not given",
+                location=where,
+                subject=subject,
+                fix="add pcie: {gen: 4, lanes_per_gpu: 16}",
+            )
+            return
+        link = intra_node_link(node, node.gpus[0], ctx.facts("interconnect"))
+        rate = pcie_x16_gbps(pcie.gen) * pcie.lanes_per_gpu / 16  # the x16 rate, per lane
+        evidence = {
+            "gen": pcie.gen,
+            "lanes_per_gpu": pcie.lanes_per_gpu,
+            "chipset_gpus": pcie.chipset_gpus,
+            "pcie_gbps_each_way": rate,
+            "gpu_link": link.description,
+            **section.cite(),
+        }
+        told = f"{node.label}: PCIe {pcie.gen}.0 x{pcie.lanes_per_gpu} per GPU ({rate:g} GB/s each way)"
+        fix = f"x{full_lanes} per GPU on a workstation/server platform, or NVLink between the GPUs"
+        if pcie.chipset_gpus:
+            yield LANES.warned(
+                f"{told}; {pcie.chipset_gpus} GPU(s) behind the chipset",
+                location=where,
+                evidence=evidence,
+                fix=fix,
+                subject=subject,
+            )
+        elif pcie.lanes_per_gpu <= narrow_lanes or (pcie.lanes_per_gpu < full_lanes and link.kind == "pcie"):
+            yield LANES.warned(
+                f"{told}, and GPU traffic goes over PCIe",
+                location=where,
+                evidence=evidence,
+                fix=fix,
+                subject=subject,
+            )
+        elif pcie.lanes_per_gpu < full_lanes:
+            yield LANES.passed(
+                f"{told}; GPU-to-GPU traffic uses {link.kind}",
+                location=where,
+                evidence=evidence,
+                subject=subject,
+            )
+        else:
+            yield LANES.passed(told, location=where, evidence=evidence, subject=subject)
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(PcieLanesChecker())

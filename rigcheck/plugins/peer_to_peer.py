@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
+from rigcheck.core.checker import PerNodeChecker
+from rigcheck.core.context import CheckContext, NodeView
 from rigcheck.core.estimation.links import bridge_gbps, peer_to_peer
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.rules import Rule, RuleDocs
 
 NO_P2P = Rule(
@@ -54,85 +54,84 @@ BRIDGE = Rule(
 )
 
 
-class PeerToPeerChecker(Checker):
+class PeerToPeerChecker(PerNodeChecker):
     name = "interconnect.peer-to-peer"
     rules = (NO_P2P, BRIDGE)
     reads_workload = False
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
-        for node in ctx.nodes:
-            if node.gpus_per_node < 2:
-                continue
-            gpu = node.gpus[0]
-            subject = f"{ctx.rig.name} / {node.label}"
-            interconnect = node.spec.gpu_interconnect
-            where = ctx.rig_at(f"{node.pointer}/gpu_interconnect" if interconnect else f"{gpu.pointer}/model")
-            declared = interconnect.p2p if interconnect is not None else None
-            stock = gpu.facts.p2p_stock_driver
-            if stock is False and declared is True:
-                yield NO_P2P.passed(
-                    f"{node.label}: P2P declared on {gpu.facts.name}, which needs a patched driver "
-                    f"(the stock driver has none)",
-                    location=where,
-                    subject=subject,
-                )
-            elif not peer_to_peer(node, gpu):
-                yield NO_P2P.warned(
-                    f"{node.label}: {node.gpus_per_node} x {gpu.facts.name} without PCIe "
-                    f"peer-to-peer: NCCL goes through host memory",
-                    location=where,
-                    subject=subject,
-                    evidence={"gpu": gpu.facts.name, "p2p_stock_driver": stock},
-                    fix="expect about half the PCIe rate for all-reduce; prefer data or pipeline "
-                    "parallelism; set NCCL_P2P_DISABLE=1 if NCCL hangs",
-                )
-            else:
-                how = (
-                    "over the NVLink bridge"
-                    if interconnect is not None and interconnect.kind == "nvlink-bridge"
-                    else "over NVLink"
-                    if interconnect is not None and interconnect.kind in ("nvlink", "nvswitch")
-                    else "declared by the rig"
-                    if declared
-                    else "over PCIe (the catalog: P2P with the stock driver)"
-                    if stock
-                    else "assumed: the catalog does not say whether the stock driver allows PCIe P2P"
-                )
-                yield NO_P2P.passed(
-                    f"{node.label}: {gpu.facts.name} peer-to-peer {how}",
-                    location=where,
-                    subject=subject,
-                    evidence={"gpu": gpu.facts.name, "p2p_stock_driver": stock},
-                )
-            if interconnect is None or interconnect.kind != "nvlink-bridge":
-                continue
-            rate = bridge_gbps(gpu.facts.id)
-            if rate is None:
-                yield BRIDGE.failed(
-                    f"{node.label}: {gpu.facts.name} has no NVLink bridge connector",
-                    location=where,
-                    subject=subject,
-                    fix="remove the bridge from the spec; the cards talk over PCIe",
-                )
-            elif node.gpus_per_node > 2:
-                yield BRIDGE.warned(
-                    f"{node.label}: a bridge joins two of the {node.gpus_per_node} "
-                    f"{gpu.facts.name}s ({rate:g} GB/s); the pairs talk to each other over PCIe",
-                    location=where,
-                    subject=subject,
-                    evidence={"bridge_gbps": rate},
-                    fix="keep TP within a bridged pair; all-reduce across pairs runs at PCIe speed",
-                )
-            else:
-                yield BRIDGE.passed(
-                    f"{node.label}: NVLink bridge between the two {gpu.facts.name}s, "
-                    f"{rate:g} GB/s bidirectional",
-                    location=where,
-                    subject=subject,
-                    evidence={"bridge_gbps": rate},
-                )
+    def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
+        if node.gpus_per_node < 2:
+            return
+        gpu = node.gpus[0]
+        subject = f"{ctx.rig.name} / {node.label}"
+        interconnect = node.spec.gpu_interconnect
+        where = ctx.rig_at(f"{node.pointer}/gpu_interconnect" if interconnect else f"{gpu.pointer}/model")
+        declared = interconnect.p2p if interconnect is not None else None
+        stock = gpu.facts.p2p_stock_driver
+        if stock is False and declared is True:
+            yield NO_P2P.passed(
+                f"{node.label}: P2P declared on {gpu.facts.name}, which needs a patched driver "
+                f"(the stock driver has none)",
+                location=where,
+                subject=subject,
+            )
+        elif not peer_to_peer(node, gpu):
+            yield NO_P2P.warned(
+                f"{node.label}: {node.gpus_per_node} x {gpu.facts.name} without PCIe "
+                f"peer-to-peer: NCCL goes through host memory",
+                location=where,
+                subject=subject,
+                evidence={"gpu": gpu.facts.name, "p2p_stock_driver": stock},
+                fix="expect about half the PCIe rate for all-reduce; prefer data or pipeline "
+                "parallelism; set NCCL_P2P_DISABLE=1 if NCCL hangs",
+            )
+        else:
+            how = (
+                "over the NVLink bridge"
+                if interconnect is not None and interconnect.kind == "nvlink-bridge"
+                else "over NVLink"
+                if interconnect is not None and interconnect.kind in ("nvlink", "nvswitch")
+                else "declared by the rig"
+                if declared
+                else "over PCIe (the catalog: P2P with the stock driver)"
+                if stock
+                else "assumed: the catalog does not say whether the stock driver allows PCIe P2P"
+            )
+            yield NO_P2P.passed(
+                f"{node.label}: {gpu.facts.name} peer-to-peer {how}",
+                location=where,
+                subject=subject,
+                evidence={"gpu": gpu.facts.name, "p2p_stock_driver": stock},
+            )
+        if interconnect is None or interconnect.kind != "nvlink-bridge":
+            return
+        rate = bridge_gbps(gpu.facts.id)
+        joined = int(ctx.facts("interconnect")["nvlink_bridge"]["gpus_joined"])
+        if rate is None:
+            yield BRIDGE.failed(
+                f"{node.label}: {gpu.facts.name} has no NVLink bridge connector",
+                location=where,
+                subject=subject,
+                fix="remove the bridge from the spec; the cards talk over PCIe",
+            )
+        elif node.gpus_per_node > joined:
+            yield BRIDGE.warned(
+                f"{node.label}: a bridge joins two of the {node.gpus_per_node} "
+                f"{gpu.facts.name}s ({rate:g} GB/s); the pairs talk to each other over PCIe",
+                location=where,
+                subject=subject,
+                evidence={"bridge_gbps": rate},
+                fix="keep TP within a bridged pair; all-reduce across pairs runs at PCIe speed",
+            )
+        else:
+            yield BRIDGE.passed(
+                f"{node.label}: NVLink bridge between the two {gpu.facts.name}s, {rate:g} GB/s bidirectional",
+                location=where,
+                subject=subject,
+                evidence={"bridge_gbps": rate},
+            )
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(PeerToPeerChecker())

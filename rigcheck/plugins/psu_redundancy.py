@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
+from rigcheck.core.checker import PerNodeChecker
+from rigcheck.core.context import CheckContext, NodeView
 from rigcheck.core.estimation.power import node_power
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.numbers import fmt
 from rigcheck.core.rules import Rule, RuleDocs
 
@@ -32,58 +32,56 @@ REDUNDANCY = Rule(
 )
 
 
-class PsuRedundancyChecker(Checker):
+class PsuRedundancyChecker(PerNodeChecker):
     name = "power.psu-redundancy"
     rules = (REDUNDANCY,)
     reads_workload = False
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
-        facts = ctx.facts("power")
-        for node in ctx.nodes:
-            subject = f"{ctx.rig.name} / {node.label}"
-            power = node_power(node, facts)
-            for psu in power.psus:
-                if not psu.spares:
-                    continue
-                where = ctx.rig_at(f"{psu.pointer}/redundancy")
-                # Vendors budget N+M as N x rating >= the maximum input power (DGX H100: 4 x 3.3 kW for
-                # 10.2 kW, "reduced performance if three PSUs lose power"; DGX B200: 5 x 3.3 kW for 14.3 kW)
-                need = power.max_w if power.max_w is not None else power.sustained_w
-                evidence = {
-                    "active": psu.active,
-                    "spares": psu.spares,
-                    "count": psu.count,
-                    "watts": psu.watts,
-                    "capacity_with_spares_failed_w": psu.capacity_w,
-                    "node_max_w": need,
-                    "max_from": "max_power_w (input)" if power.max_w is not None else "sustained load",
-                }
-                if psu.active + psu.spares != psu.count:
-                    yield REDUNDANCY.warned(
-                        f"{node.label}: redundancy {psu.active}+{psu.spares} does not add up to count {psu.count}",
-                        location=where,
-                        evidence=evidence,
-                        subject=subject,
-                        fix=f"set count: {psu.active + psu.spares} or correct the redundancy",
-                    )
-                    continue
-                told = (
-                    f"{node.label}: with {psu.spares} of {psu.count} PSUs failed, {psu.active} x {fmt(psu.watts)} W "
-                    f"= {fmt(psu.capacity_w)} W against {fmt(need)} W ({evidence['max_from']})"
+    def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
+        subject = f"{ctx.rig.name} / {node.label}"
+        power = node_power(node, ctx.facts("power"))
+        for psu in power.psus:
+            if not psu.spares:
+                continue
+            where = ctx.rig_at(f"{psu.pointer}/redundancy")
+            # Vendors budget N+M as N x rating >= the maximum input power (DGX H100: 4 x 3.3 kW for
+            # 10.2 kW, "reduced performance if three PSUs lose power"; DGX B200: 5 x 3.3 kW for 14.3 kW)
+            need = power.max_w if power.max_w is not None else power.sustained_w
+            evidence = {
+                "active": psu.active,
+                "spares": psu.spares,
+                "count": psu.count,
+                "watts": psu.watts,
+                "capacity_with_spares_failed_w": psu.capacity_w,
+                "node_max_w": need,
+                "max_from": "max_power_w (input)" if power.max_w is not None else "sustained load",
+            }
+            if psu.active + psu.spares != psu.count:
+                yield REDUNDANCY.warned(
+                    f"{node.label}: redundancy {psu.active}+{psu.spares} does not add up to count {psu.count}",
+                    location=where,
+                    evidence=evidence,
+                    subject=subject,
+                    fix=f"set count: {psu.active + psu.spares} or correct the redundancy",
                 )
-                if psu.capacity_w < need:
-                    yield REDUNDANCY.failed(
-                        told,
-                        location=where,
-                        evidence=evidence,
-                        subject=subject,
-                        fix=f"PSUs of at least {fmt(need / psu.active, 0)} W, or "
-                        f"{-(-int(need) // int(psu.watts))}+{psu.spares} units",
-                    )
-                else:
-                    yield REDUNDANCY.passed(told, location=where, evidence=evidence, subject=subject)
+                continue
+            told = (
+                f"{node.label}: with {psu.spares} of {psu.count} PSUs failed, {psu.active} x {fmt(psu.watts)} W "
+                f"= {fmt(psu.capacity_w)} W against {fmt(need)} W ({evidence['max_from']})"
+            )
+            if psu.capacity_w < need:
+                yield REDUNDANCY.failed(
+                    told,
+                    location=where,
+                    evidence=evidence,
+                    subject=subject,
+                    fix=f"PSUs of at least {fmt(need / psu.active, 0)} W, or "
+                    f"{-(-int(need) // int(psu.watts))}+{psu.spares} units",
+                )
+            else:
+                yield REDUNDANCY.passed(told, location=where, evidence=evidence, subject=subject)
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(PsuRedundancyChecker())

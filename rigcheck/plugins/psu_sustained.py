@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
+from rigcheck.core.checker import PerNodeChecker
+from rigcheck.core.context import CheckContext, NodeView
 from rigcheck.core.estimation.power import node_power, power_limit_fix
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.numbers import fmt
 from rigcheck.core.rules import Rule, RuleDocs
 
@@ -44,138 +45,131 @@ PSU_LOAD = Rule(
 )
 
 
-class PsuSustainedChecker(Checker):
+class PsuSustainedChecker(PerNodeChecker):
     name = "power.psu-sustained"
     rules = (PSU_LOAD,)
     reads_workload = False
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+    def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
         facts = ctx.facts("power")
         limits = facts["sustained"]
         warn_above, fail_above = float(limits["warn_above_fraction"]), float(limits["fail_above_fraction"])
-        for node in ctx.nodes:
-            subject = f"{ctx.rig.name} / {node.label}"
-            power = node_power(node, facts)
-            if not power.psus:
+        cpu_upper_per_socket = float(limits["cpu_unknown_w_per_socket"])
+        subject = f"{ctx.rig.name} / {node.label}"
+        power = node_power(node, facts)
+        if not power.psus:
+            yield PSU_LOAD.skipped(
+                f"{node.label}: no psu given; sustained load {power.formula()}",
+                location=ctx.rig_at(node.pointer),
+                subject=subject,
+                fix="add psu: {watts: ..., count: ...} to check it",
+            )
+            return
+        capacity = power.capacity_w
+        load = power.sustained_w
+        share = load / capacity
+        units = " + ".join(
+            f"{p.active} x {p.watts:,.0f} W" + (f" ({p.active}+{p.spares})" if p.spares else "")
+            for p in power.psus
+        )
+        per_unit = power.unit_loads()
+        worst = max(per_unit, key=lambda u: u.load_w / u.psu.watts) if per_unit else None
+        if worst is not None:
+            share = worst.load_w / worst.psu.watts
+        workstation = node.spec.chassis is not None and node.spec.chassis.form_factor == "workstation"
+        vendor_server = power.max_w is not None and any(p.spares for p in power.psus)
+        evidence: dict[str, Any] = {
+            "sustained_w": load,
+            "capacity_w": capacity,
+            "share": round(share, 3),
+            "gpu_w": power.gpu_w,
+            "cpu_w": power.cpu_w,
+            "platform_w": power.platform_w,
+            "max_power_w": power.max_w,
+            "psus": units,
+            "formula": power.formula(),
+            "warn_above": warn_above,
+            "fail_above": fail_above,
+            **limits.cite(),
+        }
+        if per_unit:
+            evidence["units"] = [
+                {
+                    "psu": u.psu.index,
+                    "unit": u.unit,
+                    "load_w": round(u.load_w, 1),
+                    "watts": u.psu.watts,
+                    "carries": u.what,
+                }
+                for u in per_unit
+            ]
+        where = ctx.rig_at(f"{(worst.psu if worst else power.psus[0]).pointer}/watts")
+        compared = f"{node.label}: {power.formula()} on {units} = {fmt(capacity)} W ({load / capacity:.0%})"
+        if worst is not None:
+            compared += (
+                f"; unit by unit, the most loaded carries {worst.what} = {fmt(worst.load_w, 0)} W of its "
+                f"{fmt(worst.psu.watts)} W ({share:.0%})"
+            )
+        needed = (worst.load_w if worst else load) / warn_above
+        limit_fix = power_limit_fix(power, capacity * warn_above, facts)
+        fix = (
+            f"a PSU of at least {fmt(needed, 0)} W"
+            + (" per unit" if worst else "")
+            + (f", or {limit_fix}" if limit_fix else "")
+        )
+        severity = PSU_LOAD.graded(share, warn_at=warn_above, fail_at=fail_above)
+        cpu_missing = power.cpu_w is None and power.max_w is None
+        if cpu_missing and severity is not Severity.FAIL:
+            upper = cpu_upper_per_socket * (node.spec.cpu.sockets if node.spec.cpu else 1)
+            with_cpu = (load + upper) / capacity
+            if PSU_LOAD.graded(with_cpu, warn_at=warn_above) is not Severity.PASS:
                 yield PSU_LOAD.skipped(
-                    f"{node.label}: no psu given; sustained load {power.formula()}",
-                    location=ctx.rig_at(node.pointer),
+                    f"{compared} without the CPU: cpu.tdp_w is not given, and with a CPU of up to "
+                    f"{fmt(upper, 0)} W the load would reach {with_cpu:.0%}",
+                    location=where,
+                    evidence=evidence,
                     subject=subject,
-                    fix="add psu: {watts: ..., count: ...} to check it",
+                    fix="add cpu.tdp_w (all sockets) to complete the check",
                 )
-                continue
-            capacity = power.capacity_w
-            load = power.sustained_w
-            share = load / capacity
-            units = " + ".join(
-                f"{p.active} x {p.watts:,.0f} W" + (f" ({p.active}+{p.spares})" if p.spares else "")
-                for p in power.psus
+                return
+        if severity is Severity.FAIL:
+            yield PSU_LOAD.failed(
+                f"{compared}: over the rating", location=where, evidence=evidence, fix=fix, subject=subject
             )
-            per_unit = power.unit_loads()
-            worst = max(per_unit, key=lambda u: u.load_w / u.psu.watts) if per_unit else None
-            if worst is not None:
-                share = worst.load_w / worst.psu.watts
-            workstation = node.spec.chassis is not None and node.spec.chassis.form_factor == "workstation"
-            vendor_server = power.max_w is not None and any(p.spares for p in power.psus)
-            evidence = {
-                "sustained_w": load,
-                "capacity_w": capacity,
-                "share": round(share, 3),
-                "gpu_w": power.gpu_w,
-                "cpu_w": power.cpu_w,
-                "platform_w": power.platform_w,
-                "max_power_w": power.max_w,
-                "psus": units,
-                "formula": power.formula(),
-                "warn_above": warn_above,
-                "fail_above": fail_above,
-                **limits.cite(),
-            }
-            if per_unit:
-                evidence["units"] = [
-                    {
-                        "psu": u.psu.index,
-                        "unit": u.unit,
-                        "load_w": round(u.load_w, 1),
-                        "watts": u.psu.watts,
-                        "carries": u.what,
-                    }
-                    for u in per_unit
-                ]
-            where = ctx.rig_at(f"{(worst.psu if worst else power.psus[0]).pointer}/watts")
-            compared = (
-                f"{node.label}: {power.formula()} on {units} = {fmt(capacity)} W ({load / capacity:.0%})"
+        elif severity is Severity.WARN and (workstation or vendor_server):
+            whose = (
+                "an OEM workstation's PSU, which its vendor sizes for the configurations it validates"
+                if workstation
+                else "redundant server PSUs, which the vendor sizes (N of N+M) for its maximum input power"
             )
-            if worst is not None:
-                compared += (
-                    f"; unit by unit, the most loaded carries {worst.what} = {fmt(worst.load_w, 0)} W of its "
-                    f"{fmt(worst.psu.watts)} W ({share:.0%})"
-                )
-            needed = (worst.load_w if worst else load) / warn_above
-            limit_fix = power_limit_fix(power, capacity * warn_above, facts)
-            fix = (
-                f"a PSU of at least {fmt(needed, 0)} W"
-                + (" per unit" if worst else "")
-                + (f", or {limit_fix}" if limit_fix else "")
+            yield PSU_LOAD.passed(
+                f"{compared}: above {warn_above:.0%}, within the rating of {whose}",
+                location=where,
+                evidence=evidence,
+                subject=subject,
             )
-            cpu_missing = power.cpu_w is None and power.max_w is None
-            if cpu_missing and share <= fail_above:
-                upper = float(limits["cpu_unknown_w_per_socket"]) * (
-                    node.spec.cpu.sockets if node.spec.cpu else 1
-                )
-                with_cpu = (load + upper) / capacity
-                if with_cpu > warn_above:
-                    yield PSU_LOAD.skipped(
-                        f"{compared} without the CPU: cpu.tdp_w is not given, and with a CPU of up to "
-                        f"{fmt(upper, 0)} W the load would reach {with_cpu:.0%}",
-                        location=where,
-                        evidence=evidence,
-                        subject=subject,
-                        fix="add cpu.tdp_w (all sockets) to complete the check",
-                    )
-                    continue
-            if share > fail_above:
-                yield PSU_LOAD.failed(
-                    f"{compared}: over the rating",
-                    location=where,
-                    evidence=evidence,
-                    fix=fix,
-                    subject=subject,
-                )
-            elif share > warn_above and (workstation or vendor_server):
-                whose = (
-                    "an OEM workstation's PSU, which its vendor sizes for the configurations it validates"
-                    if workstation
-                    else "redundant server PSUs, which the vendor sizes (N of N+M) for its maximum input power"
-                )
-                yield PSU_LOAD.passed(
-                    f"{compared}: above {warn_above:.0%}, within the rating of {whose}",
-                    location=where,
-                    evidence=evidence,
-                    subject=subject,
-                )
-            elif share > warn_above:
-                yield PSU_LOAD.warned(
-                    f"{compared}: above {warn_above:.0%}",
-                    location=where,
-                    evidence=evidence,
-                    fix=fix,
-                    subject=subject,
-                )
-            elif cpu_missing:
-                yield PSU_LOAD.passed(
-                    f"{compared}: within {warn_above:.0%} even with a CPU of up to "
-                    f"{fmt(float(limits['cpu_unknown_w_per_socket']), 0)} W per socket (cpu.tdp_w not given)",
-                    location=where,
-                    evidence=evidence,
-                    subject=subject,
-                )
-            else:
-                yield PSU_LOAD.passed(
-                    f"{compared}: within {warn_above:.0%}", location=where, evidence=evidence, subject=subject
-                )
+        elif severity is Severity.WARN:
+            yield PSU_LOAD.warned(
+                f"{compared}: above {warn_above:.0%}",
+                location=where,
+                evidence=evidence,
+                fix=fix,
+                subject=subject,
+            )
+        elif cpu_missing:
+            yield PSU_LOAD.passed(
+                f"{compared}: within {warn_above:.0%} even with a CPU of up to "
+                f"{fmt(cpu_upper_per_socket, 0)} W per socket (cpu.tdp_w not given)",
+                location=where,
+                evidence=evidence,
+                subject=subject,
+            )
+        else:
+            yield PSU_LOAD.passed(
+                f"{compared}: within {warn_above:.0%}", location=where, evidence=evidence, subject=subject
+            )
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(PsuSustainedChecker())

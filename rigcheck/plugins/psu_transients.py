@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
+from rigcheck.core.checker import PerNodeChecker
+from rigcheck.core.context import CheckContext, NodeView
 from rigcheck.core.estimation.power import NodePower, node_power
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.numbers import fmt
 from rigcheck.core.rules import Rule, RuleDocs
 
@@ -56,12 +56,12 @@ def _psu_kind(power: NodePower) -> tuple[str, bool]:
     return "ATX 3.x, connectors not given", False
 
 
-class PsuTransientChecker(Checker):
+class PsuTransientChecker(PerNodeChecker):
     name = "power.psu-transients"
     rules = (TRANSIENTS,)
     reads_workload = False
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+    def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
         facts = ctx.facts("power")
         table = facts["transients"]
         spike, excursion, legacy = (
@@ -69,91 +69,93 @@ class PsuTransientChecker(Checker):
             float(table["atx3_excursion_factor"]),
             float(table["legacy_headroom_factor"]),
         )
-        for node in ctx.nodes:
-            subject = f"{ctx.rig.name} / {node.label}"
-            power = node_power(node, facts)
-            if not power.psus or not power.gpus:
-                continue
-            where = ctx.rig_at(f"{power.psus[0].pointer}/watts")
-            chassis = node.spec.chassis
-            workstation = chassis is not None and chassis.form_factor == "workstation"
-            redundant = any(p.spares for p in power.psus)
-            if redundant or workstation or power.max_w is not None:
-                why = (
-                    "redundant server PSUs"
-                    if redundant
-                    else "an OEM workstation's PSU"
-                    if workstation
-                    else "PSUs behind a vendor's maximum power figure (max_power_w)"
-                )
-                yield TRANSIENTS.skipped(
-                    f"{node.label}: left to the system vendor's power budget ({why}), not the ATX excursion rules",
-                    location=where,
-                    subject=subject,
-                )
-                continue
-            capacity = power.capacity_w
-            cpu = power.cpu_boost_w or 0.0
-            if all(p.native_12v for p in power.psus):
-                peak = round(sum(g.count * g.watts * spike for g in power.gpus) + cpu, 6)
-                limit = excursion * capacity
-                evidence = {
-                    "peak_w": peak,
-                    "limit_w": limit,
-                    "gpu_transient_factor": spike,
-                    "atx3_excursion_factor": excursion,
-                    "cpu_boost_w": power.cpu_boost_w,
-                    "capacity_w": capacity,
-                    "formula": "sum(GPU limit x 2.2) + CPU boost power <= 2 x PSU (ATX 3.x, native 12VHPWR)",
-                    **table.cite(),
-                }
-                told = (
-                    f"{node.label}: spikes up to {fmt(peak, 0)} W ({spike:g} x GPU limits + "
-                    f"{fmt(cpu, 0)} W CPU boost) against {fmt(limit)} W the ATX 3.x PSU rides out for 100 us"
-                )
-                if peak > limit:
-                    yield TRANSIENTS.failed(
-                        told,
-                        location=where,
-                        evidence=evidence,
-                        subject=subject,
-                        fix=f"a PSU of at least {fmt(peak / excursion, 0)} W, or lower the GPU power limits",
-                    )
-                else:
-                    yield TRANSIENTS.passed(told, location=where, evidence=evidence, subject=subject)
-                continue
-            need = legacy * power.sustained_w
-            kind, known = _psu_kind(power)
+        excursion_us = float(table["atx3_excursion_us"])
+        subject = f"{ctx.rig.name} / {node.label}"
+        power = node_power(node, facts)
+        if not power.psus or not power.gpus:
+            return
+        where = ctx.rig_at(f"{power.psus[0].pointer}/watts")
+        chassis = node.spec.chassis
+        workstation = chassis is not None and chassis.form_factor == "workstation"
+        redundant = any(p.spares for p in power.psus)
+        if redundant or workstation or power.max_w is not None:
+            why = (
+                "redundant server PSUs"
+                if redundant
+                else "an OEM workstation's PSU"
+                if workstation
+                else "PSUs behind a vendor's maximum power figure (max_power_w)"
+            )
+            yield TRANSIENTS.skipped(
+                f"{node.label}: left to the system vendor's power budget ({why}), not the ATX excursion rules",
+                location=where,
+                subject=subject,
+            )
+            return
+        capacity = power.capacity_w
+        cpu = power.cpu_boost_w or 0.0
+        if all(p.native_12v for p in power.psus):
+            peak = round(sum(g.count * g.watts * spike for g in power.gpus) + cpu, 6)
+            limit = excursion * capacity
             evidence = {
-                "sustained_w": power.sustained_w,
-                "needed_w": need,
+                "peak_w": peak,
+                "limit_w": limit,
+                "gpu_transient_factor": spike,
+                "atx3_excursion_factor": excursion,
+                "cpu_boost_w": power.cpu_boost_w,
                 "capacity_w": capacity,
-                "legacy_headroom_factor": legacy,
-                "psu_kind": kind,
-                "formula": "PSU >= 1.5 x sustained load (no ATX 3.x excursion rating)",
+                "formula": f"sum(GPU limit x {spike:g}) + CPU boost power <= {excursion:g} x PSU "
+                "(ATX 3.x, native 12VHPWR)",
                 **table.cite(),
             }
             told = (
-                f"{node.label}: {fmt(capacity)} W PSU ({kind}) against 1.5 x "
-                f"{fmt(power.sustained_w, 0)} W = {fmt(need, 0)} W for transient headroom"
+                f"{node.label}: spikes up to {fmt(peak, 0)} W ({spike:g} x GPU limits + "
+                f"{fmt(cpu, 0)} W CPU boost) against {fmt(limit)} W the ATX 3.x PSU rides out for "
+                f"{fmt(excursion_us)} us"
             )
-            if capacity >= need:
-                yield TRANSIENTS.passed(told, location=where, evidence=evidence, subject=subject)
-                continue
-            fix = f"an ATX 3.x PSU with a native 12V-2x6 cable, or at least {fmt(need, 0)} W"
-            if known:
-                yield TRANSIENTS.failed(told, location=where, evidence=evidence, subject=subject, fix=fix)
-            else:
-                yield TRANSIENTS.warned(
+            if peak > limit:
+                yield TRANSIENTS.failed(
                     told,
                     location=where,
                     evidence=evidence,
                     subject=subject,
-                    fix=f"give psu.atx_version and connectors (an ATX 3.x unit with a native 12V-2x6 cable "
-                    f"is checked against its 200% excursion rating); else {fix}",
+                    fix=f"a PSU of at least {fmt(peak / excursion, 0)} W, or lower the GPU power limits",
                 )
+            else:
+                yield TRANSIENTS.passed(told, location=where, evidence=evidence, subject=subject)
+            return
+        need = legacy * power.sustained_w
+        kind, known = _psu_kind(power)
+        evidence = {
+            "sustained_w": power.sustained_w,
+            "needed_w": need,
+            "capacity_w": capacity,
+            "legacy_headroom_factor": legacy,
+            "psu_kind": kind,
+            "formula": f"PSU >= {legacy:g} x sustained load (no ATX 3.x excursion rating)",
+            **table.cite(),
+        }
+        told = (
+            f"{node.label}: {fmt(capacity)} W PSU ({kind}) against {legacy:g} x "
+            f"{fmt(power.sustained_w, 0)} W = {fmt(need, 0)} W for transient headroom"
+        )
+        if capacity >= need:
+            yield TRANSIENTS.passed(told, location=where, evidence=evidence, subject=subject)
+            return
+        fix = f"an ATX 3.x PSU with a native 12V-2x6 cable, or at least {fmt(need, 0)} W"
+        if known:
+            yield TRANSIENTS.failed(told, location=where, evidence=evidence, subject=subject, fix=fix)
+        else:
+            yield TRANSIENTS.warned(
+                told,
+                location=where,
+                evidence=evidence,
+                subject=subject,
+                fix=f"give psu.atx_version and connectors (an ATX 3.x unit with a native 12V-2x6 cable "
+                f"is checked against its {excursion:.0%} excursion rating); else {fix}",
+            )
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(PsuTransientChecker())

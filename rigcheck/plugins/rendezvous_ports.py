@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
+from rigcheck.core.checker import WorkloadOnRigChecker
+from rigcheck.core.context import CheckContext, NodeView
 from rigcheck.core.estimation.network import job_nodes, open_ports, port_open
+from rigcheck.core.facts import FactSection
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.models.workload import Launcher, Workload
 from rigcheck.core.rules import Rule, RuleDocs
 
 PORTS = Rule(
@@ -42,21 +44,22 @@ PORTS = Rule(
 )
 
 
-class RendezvousPortsChecker(Checker):
+class RendezvousPortsChecker(WorkloadOnRigChecker):
     name = "network.rendezvous-ports"
     rules = (PORTS,)
-    needs_workload = True
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
-        found = job_nodes(ctx)
-        launcher = ctx.workload.launcher
+    def check_workload(
+        self, ctx: CheckContext, workload: Workload, node: NodeView | None
+    ) -> Iterator[Finding]:
+        found = job_nodes(ctx)  # (the first GPU node group, how many of its nodes the job takes)
+        launcher = workload.launcher
         where = ctx.workload_at("/launcher" if launcher else "/parallelism")
-        if found is None or found[1] <= 1:
+        if node is None or found is None or found[1] <= 1:
             yield PORTS.passed(
                 "the job runs on one node: rendezvous over loopback", location=where, subject=ctx.subject
             )
             return
-        node, used = found
+        used = found[1]
         firewall = node.spec.firewall
         if firewall is None or firewall.open_tcp_ports is None:
             yield PORTS.skipped(
@@ -86,7 +89,7 @@ class RendezvousPortsChecker(Checker):
         widest = max((end - start + 1 for start, end in ranges), default=0)
         evidence["widest_range"] = widest
         told = f"{port_how} port {port} open" if port is not None else f"{port_how}: no fixed port"
-        if widest < minimum:
+        if PORTS.graded(widest, warn_at=minimum, higher_is_worse=False) is Severity.WARN:
             yield PORTS.warned(
                 f"{told}, but no range of {minimum}+ ports is open for NCCL's bootstrap and socket connections "
                 f"(open: {listed})",
@@ -104,7 +107,8 @@ class RendezvousPortsChecker(Checker):
         )
 
     @staticmethod
-    def _port(launcher, facts) -> tuple[int | None, str]:  # type: ignore[no-untyped-def]
+    def _port(launcher: Launcher | None, facts: FactSection) -> tuple[int | None, str]:
+        """The port the launcher's rendezvous listens on (None: no fixed port), and where it comes from."""
         master = int(facts["torchrun_master_port"])
         if launcher is None:
             return master, "torchrun's default master"
@@ -118,5 +122,5 @@ class RendezvousPortsChecker(Checker):
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(RendezvousPortsChecker())

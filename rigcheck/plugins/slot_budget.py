@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext, GpuView
+from rigcheck.core.checker import PerNodeChecker
+from rigcheck.core.context import CheckContext, GpuView, NodeView
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.numbers import fmt
 from rigcheck.core.rules import Rule, RuleDocs
 
@@ -29,21 +29,28 @@ SLOTS = Rule(
         "          # PLT006 fail\n```",
         fix="Dual-slot cards (blower, workstation or datacenter models), a case or board with more slots, or "
         "risers in an open frame.",
-        references=("docs/research/rules_facts.md COOL-2 (card slot widths: techpowerup, wepc.com, wccftech, PB-11133)",),
+        references=(
+            "docs/research/rules_facts.md COOL-2 (card slot widths: techpowerup, wepc.com, wccftech, PB-11133)",
+        ),
     ),
 )
 
 
-def card_slots(gpu: GpuView) -> tuple[float | None, str]:
+def card_slots(gpu: GpuView, length_tolerance_mm: float) -> tuple[float | None, str]:
     """The slots one card occupies: the rig's ``slots``, else the reference card's, but only when the rig
-    does not describe another board (a different length or cooler: partner cards are often wider)."""
+    does not describe another board (a length more than ``length_tolerance_mm`` off, or another cooler:
+    partner cards are often wider)."""
     if gpu.spec.slots is not None:
         return gpu.spec.slots, "rig"
     reference = gpu.facts.slots
     if reference is None:
         return None, "not in the catalog"
     length, ref_length = gpu.spec.length_mm, gpu.facts.length_mm
-    if length is not None and ref_length is not None and abs(float(length) - float(ref_length)) > 5:
+    if (
+        length is not None
+        and ref_length is not None
+        and abs(float(length) - float(ref_length)) > length_tolerance_mm
+    ):
         return None, (
             f"a {fmt(float(length))} mm card is not the {fmt(float(ref_length))} mm reference board, whose "
             f"{fmt(float(reference))} slots it need not match"
@@ -53,72 +60,74 @@ def card_slots(gpu: GpuView) -> tuple[float | None, str]:
     return reference, f"catalog:{gpu.facts.id}"
 
 
-class SlotBudgetChecker(Checker):
+class SlotBudgetChecker(PerNodeChecker):
     name = "platform.slot-budget"
     rules = (SLOTS,)
     reads_workload = False
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
-        for node in ctx.nodes:
-            if not node.gpus:
+    def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
+        tolerance_mm = float(ctx.facts("platform")["gpu_slots"]["reference_length_tolerance_mm"])
+        if not node.gpus:
+            return
+        subject = f"{ctx.rig.name} / {node.label}"
+        chassis = node.spec.chassis
+        where = ctx.rig_at(f"{node.pointer}/chassis/expansion_slots")
+        if chassis is None or chassis.expansion_slots is None:
+            yield SLOTS.skipped(
+                f"{node.label}: chassis.expansion_slots not given",
+                location=where,
+                subject=subject,
+                fix="add chassis.expansion_slots to check the slot budget",
+            )
+            return
+        if chassis.form_factor in ("open-frame", "rackmount"):
+            yield SLOTS.passed(
+                f"{node.label}: {chassis.form_factor}: cards are not limited by case slots",
+                location=where,
+                subject=subject,
+            )
+            return
+        widths = []
+        unknown = []
+        for gpu in node.gpus:
+            slots, why = card_slots(gpu, tolerance_mm)
+            if slots is None:
+                unknown.append(f"{gpu.facts.name} ({why})")
                 continue
-            subject = f"{ctx.rig.name} / {node.label}"
-            chassis = node.spec.chassis
-            where = ctx.rig_at(f"{node.pointer}/chassis/expansion_slots")
-            if chassis is None or chassis.expansion_slots is None:
-                yield SLOTS.skipped(
-                    f"{node.label}: chassis.expansion_slots not given",
-                    location=where,
-                    subject=subject,
-                    fix="add chassis.expansion_slots to check the slot budget",
-                )
-                continue
-            if chassis.form_factor in ("open-frame", "rackmount"):
-                yield SLOTS.passed(
-                    f"{node.label}: {chassis.form_factor}: cards are not limited by case slots",
-                    location=where,
-                    subject=subject,
-                )
-                continue
-            widths = []
-            unknown = []
-            for gpu in node.gpus:
-                slots, why = card_slots(gpu)
-                if slots is None:
-                    unknown.append(f"{gpu.facts.name} ({why})")
-                    continue
-                widths.append((gpu, math.ceil(float(slots)), gpu.spec.slot_gap or 0))
-            if unknown:
-                yield SLOTS.skipped(
-                    f"{node.label}: slot width unknown for {', '.join(unknown)}",
-                    location=where,
-                    subject=subject,
-                    fix="add slots to the gpus entry (the card maker's spec sheet: 2, 2.5, 3, 3.5, 4)",
-                )
-                continue
-            cards = sum(gpu.count for gpu, _, _ in widths)
-            needed = sum(gpu.count * width for gpu, width, _ in widths)
-            needed += sum(gpu.count * gap for gpu, _, gap in widths) - (widths[-1][2] if widths else 0)
-            evidence = {
-                "slots_needed": needed,
-                "expansion_slots": chassis.expansion_slots,
-                "cards": cards,
-                "widths": {gpu.facts.name: width for gpu, width, _ in widths},
-                "formula": "sum(card slots) + gaps <= expansion slots",
-            }
-            told = f"{node.label}: {cards} card(s) need {fmt(needed)} slots, the case has {chassis.expansion_slots}"
-            if needed > chassis.expansion_slots:
-                yield SLOTS.failed(
-                    told,
-                    location=where,
-                    evidence=evidence,
-                    subject=subject,
-                    fix="dual-slot (blower or workstation) cards, a case with more slots, or risers",
-                )
-            else:
-                yield SLOTS.passed(told, location=where, evidence=evidence, subject=subject)
+            widths.append((gpu, math.ceil(float(slots)), gpu.spec.slot_gap or 0))
+        if unknown:
+            yield SLOTS.skipped(
+                f"{node.label}: slot width unknown for {', '.join(unknown)}",
+                location=where,
+                subject=subject,
+                fix="add slots to the gpus entry (the card maker's spec sheet: 2, 2.5, 3, 3.5, 4)",
+            )
+            return
+        cards = sum(gpu.count for gpu, _, _ in widths)
+        needed = sum(gpu.count * width for gpu, width, _ in widths)
+        needed += sum(gpu.count * gap for gpu, _, gap in widths) - (widths[-1][2] if widths else 0)
+        evidence = {
+            "slots_needed": needed,
+            "expansion_slots": chassis.expansion_slots,
+            "cards": cards,
+            "widths": {gpu.facts.name: width for gpu, width, _ in widths},
+            "formula": "sum(card slots) + gaps <= expansion slots",
+        }
+        told = (
+            f"{node.label}: {cards} card(s) need {fmt(needed)} slots, the case has {chassis.expansion_slots}"
+        )
+        if needed > chassis.expansion_slots:
+            yield SLOTS.failed(
+                told,
+                location=where,
+                evidence=evidence,
+                subject=subject,
+                fix="dual-slot (blower or workstation) cards, a case with more slots, or risers",
+            )
+        else:
+            yield SLOTS.passed(told, location=where, evidence=evidence, subject=subject)
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(SlotBudgetChecker())

@@ -9,12 +9,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
+from rigcheck.core.checker import WorkloadOnRigChecker
+from rigcheck.core.context import CheckContext, NodeView
 from rigcheck.core.estimation.network import job_nodes
 from rigcheck.core.estimation.reliability import run_hours
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.models.workload import Workload
 from rigcheck.core.numbers import fmt
 from rigcheck.core.rules import Rule, RuleDocs
 
@@ -39,23 +40,27 @@ SPARES = Rule(
 )
 
 
-class SpareNodesChecker(Checker):
+class SpareNodesChecker(WorkloadOnRigChecker):
+    """Looks at the node group the job runs on (:func:`rigcheck.core.estimation.network.job_nodes`)."""
+
     name = "reliability.spare-nodes"
     rules = (SPARES,)
-    needs_workload = True
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+    def check_workload(
+        self, ctx: CheckContext, workload: Workload, node: NodeView | None
+    ) -> Iterator[Finding]:
         found = job_nodes(ctx)
         where = ctx.workload_at("/parallelism")
-        if found is None or ctx.workload.task == "inference":
+        if found is None or workload.task == "inference":
             yield SPARES.passed("no multi-node training job", location=where, subject=ctx.subject)
             return
-        node, used = found
+        group, used = found
         facts = ctx.facts("reliability")["spares"]
+        fraction = float(facts["fraction"])
         min_nodes, min_hours = int(facts["min_nodes"]), float(facts["min_hours"])
         hours, hours_how = run_hours(ctx)
-        spare = max(0, node.count - used) + (node.spec.spares or 0)
-        needed = math.ceil(float(facts["fraction"]) * used)
+        spare = max(0, group.count - used) + (group.spec.spares or 0)
+        needed = math.ceil(fraction * used)
         evidence = {
             "nodes_used": used,
             "spare_nodes": spare,
@@ -77,9 +82,11 @@ class SpareNodesChecker(Checker):
             return
         told = (
             f"{used} nodes for {fmt(hours, 0)} h ({hours_how}) with {spare} spare(s); "
-            f"ceil(5% x {used}) = {needed}"
+            f"ceil({fraction:.0%} x {used}) = {needed}"
         )
-        at = ctx.rig_at(f"{node.pointer}/spares" if node.spec.spares is not None else f"{node.pointer}/count")
+        at = ctx.rig_at(
+            f"{group.pointer}/spares" if group.spec.spares is not None else f"{group.pointer}/count"
+        )
         if spare < needed:
             yield SPARES.warned(
                 told,
@@ -87,12 +94,12 @@ class SpareNodesChecker(Checker):
                 related=[where],
                 evidence=evidence,
                 subject=ctx.subject,
-                fix=f"keep {needed} spare node(s) (spares: {needed}) or run on {node.count - needed} nodes",
+                fix=f"keep {needed} spare node(s) (spares: {needed}) or run on {group.count - needed} nodes",
             )
         else:
             yield SPARES.passed(told, location=at, evidence=evidence, subject=ctx.subject)
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(SpareNodesChecker())

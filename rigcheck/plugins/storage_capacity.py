@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
+from rigcheck.core.checker import WorkloadOnRigChecker
+from rigcheck.core.context import CheckContext, NodeView
 from rigcheck.core.estimation.checkpoints import checkpoint_plan
 from rigcheck.core.estimation.storage import pick_device
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.models.workload import Workload
 from rigcheck.core.numbers import fmt
 from rigcheck.core.rules import Rule, RuleDocs
 
@@ -36,15 +37,15 @@ CAPACITY = Rule(
 )
 
 
-class StorageCapacityChecker(Checker):
+class StorageCapacityChecker(WorkloadOnRigChecker):
     name = "storage.capacity"
     rules = (CAPACITY,)
-    needs_workload = True
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+    def check_workload(
+        self, ctx: CheckContext, workload: Workload, node: NodeView | None
+    ) -> Iterator[Finding]:
         facts = ctx.facts("storage")
         plan = checkpoint_plan(ctx, facts)
-        workload = ctx.workload
         where = ctx.workload_at("/run/checkpoint")
         if workload.task == "inference":
             yield CAPACITY.passed("inference: no checkpoints kept", location=where, subject=ctx.subject)
@@ -77,7 +78,10 @@ class StorageCapacityChecker(Checker):
             room, room_how = rates.free_gb, "free_gb"
         elif rates.capacity_gb is not None:
             fraction = float(table["network_fs_usable_fraction"]) if rates.shared else 1.0
-            room, room_how = rates.capacity_gb * fraction, ("80% of capacity" if rates.shared else "capacity")
+            room, room_how = (
+                rates.capacity_gb * fraction,
+                (f"{fraction:.0%} of capacity" if rates.shared else "capacity"),
+            )
         else:
             yield CAPACITY.skipped(
                 f"{rates.label}: capacity not given",
@@ -103,14 +107,16 @@ class StorageCapacityChecker(Checker):
         )
         where = ctx.rig_at(f"{rates.pointer}/capacity_gb")
         fix = "more disk, fewer checkpoints kept locally (offload older ones), or weights-only checkpoints"
-        if need_gb > room:
-            yield CAPACITY.failed(told, location=where, evidence=evidence, fix=fix, subject=ctx.subject)
-        elif need_gb > 0.9 * room:
-            yield CAPACITY.warned(told, location=where, evidence=evidence, fix=fix, subject=ctx.subject)
-        else:
+        warn_share = float(facts["capacity"]["warn_above_fraction"])
+        severity = CAPACITY.graded(need_gb, warn_at=warn_share * room, fail_at=room)
+        if severity is Severity.PASS:
             yield CAPACITY.passed(told, location=where, evidence=evidence, subject=ctx.subject)
+        else:
+            yield CAPACITY.finding(
+                severity, told, location=where, evidence=evidence, fix=fix, subject=ctx.subject
+            )
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(StorageCapacityChecker())

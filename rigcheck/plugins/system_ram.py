@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
+from rigcheck.core.checker import PerNodeChecker
+from rigcheck.core.context import CheckContext, NodeView
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.instances import next_size
 from rigcheck.core.numbers import fmt
 from rigcheck.core.rules import Rule, RuleDocs
@@ -58,90 +58,83 @@ def host_staging(ctx: CheckContext) -> str | None:
     return None
 
 
-class SystemRamChecker(Checker):
+class SystemRamChecker(PerNodeChecker):
     name = "platform.system-ram"
     rules = (SYSTEM_RAM,)
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+    def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
         limits = ctx.facts("platform")["system_ram"]
         fail_below = float(limits["staging_fail_below_ratio"])
         warn_below = float(limits["warn_below_ratio"])
         recommended = float(limits["recommended_ratio"])
-        for node in ctx.nodes:
-            subject = f"{ctx.rig.name} / {node.label}"
-            ram = node.spec.memory_gib
-            if not node.gpus:
-                yield SYSTEM_RAM.skipped(
-                    f"{node.label} has no GPUs: nothing to compare its RAM with",
-                    location=ctx.rig_at(node.pointer),
-                    subject=subject,
-                )
-                continue
-            vram = node.vram_gib_per_node
-            gpus = ", ".join(gpu.label for gpu in node.gpus)
-            if ram is None:
-                yield SYSTEM_RAM.skipped(
-                    f"{node.label}: memory_gib is not given, so RAM cannot be compared with {fmt(vram)} GiB of VRAM",
-                    location=ctx.rig_at(node.pointer),
-                    subject=subject,
-                    fix=f"add memory_gib to the node (at least {fmt(vram * warn_below)} GiB for {gpus})",
-                )
-                continue
-            ratio = ram / vram
-            evidence = {
-                "ram_gib": ram,
-                "vram_gib": vram,
-                "gpus": gpus,
-                "ratio": round(ratio, 3),
-                "formula": "ratio = memory_gib / sum(gpu count x gpu memory_gib)",
-                "staging_fail_below_ratio": fail_below,
-                "warn_below_ratio": warn_below,
-                "recommended_ratio": recommended,
-                **limits.cite(),
-            }
-            where = ctx.rig_at(f"{node.pointer}/memory_gib")
-            compared = f"{fmt(ram)} GiB RAM is {fmt(ratio)}x the {fmt(vram)} GiB of VRAM ({gpus})"
-            need = vram * warn_below
-            fix = (
-                f"fit at least {fmt(need)} GiB of RAM ({fmt(warn_below)}x VRAM); "
-                f"{fmt(vram * recommended)} GiB ({fmt(recommended)}x) leaves room for CPU offload"
-            )
-            size = (
-                next_size(node.spec.instance, gpus=node.gpus_per_node, memory_gib=need)
-                if node.spec.instance
-                else None
-            )
-            if size is not None:
-                fix = (
-                    f"move to {size.name} ({fmt(size.memory_gib)} GiB RAM, {size.gpus} GPU(s); {size.source})"
-                )
-            staging = host_staging(ctx)
-            evidence["host_staging"] = staging
-            if ratio < fail_below and staging:
-                severity, message = Severity.FAIL, f"{compared}, under {fmt(fail_below)}x, and {staging}"
-            elif ratio < warn_below:
-                use = (
-                    f"; {staging}"
-                    if staging
-                    else "; enough for GPU-resident training and inference, short for CPU offload or loading "
-                    "a full state dict"
-                )
-                severity, message = Severity.WARN, f"{compared}, under {fmt(warn_below)}x{use}"
-            else:
-                note = (
-                    f" (under the {fmt(recommended)}x some builders recommend)" if ratio < recommended else ""
-                )
-                severity, message, fix = Severity.PASS, compared + note, None
-            yield SYSTEM_RAM.finding(
-                severity,
-                f"{node.label}: {message}",
-                location=where,
-                evidence=evidence,
-                fix=fix,
+        subject = f"{ctx.rig.name} / {node.label}"
+        ram = node.spec.memory_gib
+        if not node.gpus:
+            yield SYSTEM_RAM.skipped(
+                f"{node.label} has no GPUs: nothing to compare its RAM with",
+                location=ctx.rig_at(node.pointer),
                 subject=subject,
             )
+            return
+        vram = node.vram_gib_per_node
+        gpus = ", ".join(gpu.label for gpu in node.gpus)
+        if ram is None:
+            yield SYSTEM_RAM.skipped(
+                f"{node.label}: memory_gib is not given, so RAM cannot be compared with {fmt(vram)} GiB of VRAM",
+                location=ctx.rig_at(node.pointer),
+                subject=subject,
+                fix=f"add memory_gib to the node (at least {fmt(vram * warn_below)} GiB for {gpus})",
+            )
+            return
+        ratio = ram / vram
+        evidence = {
+            "ram_gib": ram,
+            "vram_gib": vram,
+            "gpus": gpus,
+            "ratio": round(ratio, 3),
+            "formula": "ratio = memory_gib / sum(gpu count x gpu memory_gib)",
+            "staging_fail_below_ratio": fail_below,
+            "warn_below_ratio": warn_below,
+            "recommended_ratio": recommended,
+            **limits.cite(),
+        }
+        where = ctx.rig_at(f"{node.pointer}/memory_gib")
+        compared = f"{fmt(ram)} GiB RAM is {fmt(ratio)}x the {fmt(vram)} GiB of VRAM ({gpus})"
+        need = vram * warn_below
+        fix: str | None = (
+            f"fit at least {fmt(need)} GiB of RAM ({fmt(warn_below)}x VRAM); "
+            f"{fmt(vram * recommended)} GiB ({fmt(recommended)}x) leaves room for CPU offload"
+        )
+        size = (
+            next_size(node.spec.instance, gpus=node.gpus_per_node, memory_gib=need)
+            if node.spec.instance
+            else None
+        )
+        if size is not None:
+            fix = f"move to {size.name} ({fmt(size.memory_gib)} GiB RAM, {size.gpus} GPU(s); {size.source})"
+        staging = host_staging(ctx)
+        evidence["host_staging"] = staging
+        severity = SYSTEM_RAM.graded(
+            ratio, warn_at=warn_below, fail_at=fail_below if staging else None, higher_is_worse=False
+        )
+        if severity is Severity.FAIL:
+            message = f"{compared}, under {fmt(fail_below)}x, and {staging}"
+        elif severity is Severity.WARN:
+            use = (
+                f"; {staging}"
+                if staging
+                else "; enough for GPU-resident training and inference, short for CPU offload or loading "
+                "a full state dict"
+            )
+            message = f"{compared}, under {fmt(warn_below)}x{use}"
+        else:
+            note = f" (under the {fmt(recommended)}x some builders recommend)" if ratio < recommended else ""
+            message, fix = compared + note, None
+        yield SYSTEM_RAM.finding(
+            severity, f"{node.label}: {message}", location=where, evidence=evidence, fix=fix, subject=subject
+        )
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(SystemRamChecker())

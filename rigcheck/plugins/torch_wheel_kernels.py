@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
-from rigcheck.core.cuda_compat import capability, cuda_tables, ptx_runs_on, sass_runs_on
+from rigcheck.core.checker import PerNodeChecker
+from rigcheck.core.context import CheckContext, NodeView
+from rigcheck.core.cuda_compat import CudaTables, Version, capability, cuda_tables, ptx_runs_on, sass_runs_on
 from rigcheck.core.estimation.software import cuda_gpus, software_stack
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.rules import Rule, RuleDocs
 
 KERNELS = Rule(
@@ -45,111 +45,108 @@ KERNELS = Rule(
 )
 
 
-class TorchWheelKernelsChecker(Checker):
+class TorchWheelKernelsChecker(PerNodeChecker):
     name = "cuda.torch-wheel"
     rules = (KERNELS,)
     reads_workload = False
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+    def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
         tables = cuda_tables()
-        for node in ctx.nodes:
-            stack = software_stack(node)
-            gpus = cuda_gpus(node)
-            if not gpus:
-                continue
-            subject = f"{ctx.rig.name} / {node.label}"
-            if stack is None or stack.torch is None:
-                yield KERNELS.skipped(
-                    f"{node.label}: software.torch not given",
-                    location=ctx.rig_at(f"{node.pointer}/software"),
-                    subject=subject,
-                )
-                continue
-            build = stack.torch
-            where = ctx.rig_at(stack.torch_pointer)
-            if build.cuda_tag is None:
-                if build.local and (build.local == "cpu" or build.local.startswith("rocm")):
-                    yield KERNELS.failed(
-                        f"torch {build.text} is a {build.local} build: it cannot use NVIDIA GPUs",
-                        location=where,
-                        subject=subject,
-                        fix="install a CUDA build (pip install torch --index-url "
-                        "https://download.pytorch.org/whl/cu126, or the cuXYZ the driver supports)",
-                    )
-                else:
-                    yield KERNELS.skipped(
-                        f"torch {build.text}: no +cuXYZ suffix (a source or container build?), so the build's CUDA and "
-                        f"architectures are unknown",
-                        location=where,
-                        subject=subject,
-                        fix="write the build as torch.__version__ prints it, e.g. 2.7.0+cu128",
-                    )
-                continue
-            row = tables.torch_wheel(build)
-            nearest = ""
-            if row is None and build.prerelease:
-                row = tables.nearest_wheel(build)
-                if row is not None:
-                    nearest = (
-                        f"; a pre-release build, judged by the nearest listed {row['wheel']} build's targets "
-                        f"(torch {row['torch_from']}-{row['torch_to']})"
-                    )
-            if row is None:
-                published = tables.wheels_of_release(build)
-                told = f"torch {build.text}: no {build.cuda_tag} wheel in PyTorch's build lists" + (
-                    f" (this release published {', '.join(published)})" if published else ""
-                )
-                yield KERNELS.skipped(told, location=where, subject=subject)
-                continue
-            sass = [capability(value) for value in row["sass"]]
-            if stack.os == "windows":  # Windows wheels have carried an extra sm_61
-                sass += [
-                    capability(value) for value in tables.data["torch_wheels"].get("windows_extra_sass", [])
-                ]
-            ptx = [capability(value) for value in row["ptx"]]
-            listed = " ".join(f"sm_{m}{n}" for m, n in sass) + "".join(f" compute_{m}{n}" for m, n in ptx)
-            for gpu in gpus:
-                cc = capability(gpu.facts.compute_capability)
-                evidence = {
-                    "torch": build.text,
-                    "wheel": row["wheel"],
-                    "sass": [f"{m}.{n}" for m, n in sass],
-                    "ptx": [f"{m}.{n}" for m, n in ptx],
-                    "gpu": gpu.facts.name,
-                    "compute_capability": gpu.facts.compute_capability,
-                    **tables.cite("torch_wheels"),
-                }
-                label = f"torch {build.text} ({listed}{nearest}) on {gpu.facts.name} (sm_{cc[0]}{cc[1]})"
-                runs = [f"sm_{m}{n}" for m, n in sass if sass_runs_on((m, n), cc)]
-                if runs:
-                    yield KERNELS.passed(
-                        f"{label}: runs its {runs[-1]} code",
-                        location=where,
-                        evidence=evidence,
-                        subject=subject,
-                    )
-                    continue
-                jit = [f"compute_{m}{n}" for m, n in ptx if ptx_runs_on((m, n), cc)]
-                if jit:
-                    yield KERNELS.warned(
-                        f"{label}: no machine code for the GPU; {jit[-1]} PTX is JIT-compiled at "
-                        f"first use (slow start; fails on a driver older than the wheel's CUDA)",
-                        location=where,
-                        evidence=evidence,
-                        subject=subject,
-                        fix="a wheel with SASS for the GPU",
-                    )
-                    continue
+        stack = software_stack(node)
+        gpus = cuda_gpus(node)
+        if not gpus:
+            return
+        subject = f"{ctx.rig.name} / {node.label}"
+        if stack is None or stack.torch is None:
+            yield KERNELS.skipped(
+                f"{node.label}: software.torch not given",
+                location=ctx.rig_at(f"{node.pointer}/software"),
+                subject=subject,
+            )
+            return
+        build = stack.torch
+        where = ctx.rig_at(stack.torch_pointer)
+        if build.cuda_tag is None:
+            if build.local and (build.local == "cpu" or build.local.startswith("rocm")):
                 yield KERNELS.failed(
-                    f"{label}: 'no kernel image is available for execution on the device'",
+                    f"torch {build.text} is a {build.local} build: it cannot use NVIDIA GPUs",
+                    location=where,
+                    subject=subject,
+                    fix="install a CUDA build (pip install torch --index-url "
+                    "https://download.pytorch.org/whl/cu126, or the cuXYZ the driver supports)",
+                )
+            else:
+                yield KERNELS.skipped(
+                    f"torch {build.text}: no +cuXYZ suffix (a source or container build?), so the build's CUDA and "
+                    f"architectures are unknown",
+                    location=where,
+                    subject=subject,
+                    fix="write the build as torch.__version__ prints it, e.g. 2.7.0+cu128",
+                )
+            return
+        row = tables.torch_wheel(build)
+        nearest = ""
+        if row is None and build.prerelease:
+            row = tables.nearest_wheel(build)
+            if row is not None:
+                nearest = (
+                    f"; a pre-release build, judged by the nearest listed {row['wheel']} build's targets "
+                    f"(torch {row['torch_from']}-{row['torch_to']})"
+                )
+        if row is None:
+            published = tables.wheels_of_release(build)
+            told = f"torch {build.text}: no {build.cuda_tag} wheel in PyTorch's build lists" + (
+                f" (this release published {', '.join(published)})" if published else ""
+            )
+            yield KERNELS.skipped(told, location=where, subject=subject)
+            return
+        sass = [capability(value) for value in row["sass"]]
+        if stack.os == "windows":  # Windows wheels have carried an extra sm_61
+            sass += [capability(value) for value in tables.data["torch_wheels"].get("windows_extra_sass", [])]
+        ptx = [capability(value) for value in row["ptx"]]
+        listed = " ".join(f"sm_{m}{n}" for m, n in sass) + "".join(f" compute_{m}{n}" for m, n in ptx)
+        for gpu in gpus:
+            cc = capability(gpu.facts.compute_capability)
+            evidence = {
+                "torch": build.text,
+                "wheel": row["wheel"],
+                "sass": [f"{m}.{n}" for m, n in sass],
+                "ptx": [f"{m}.{n}" for m, n in ptx],
+                "gpu": gpu.facts.name,
+                "compute_capability": gpu.facts.compute_capability,
+                **tables.cite("torch_wheels"),
+            }
+            label = f"torch {build.text} ({listed}{nearest}) on {gpu.facts.name} (sm_{cc[0]}{cc[1]})"
+            runs = [f"sm_{m}{n}" for m, n in sass if sass_runs_on((m, n), cc)]
+            if runs:
+                yield KERNELS.passed(
+                    f"{label}: runs its {runs[-1]} code",
                     location=where,
                     evidence=evidence,
                     subject=subject,
-                    fix=_suggest(tables, cc),
                 )
+                continue
+            jit = [f"compute_{m}{n}" for m, n in ptx if ptx_runs_on((m, n), cc)]
+            if jit:
+                yield KERNELS.warned(
+                    f"{label}: no machine code for the GPU; {jit[-1]} PTX is JIT-compiled at "
+                    f"first use (slow start; fails on a driver older than the wheel's CUDA)",
+                    location=where,
+                    evidence=evidence,
+                    subject=subject,
+                    fix="a wheel with SASS for the GPU",
+                )
+                continue
+            yield KERNELS.failed(
+                f"{label}: 'no kernel image is available for execution on the device'",
+                location=where,
+                evidence=evidence,
+                subject=subject,
+                fix=_suggest(tables, cc),
+            )
 
 
-def _suggest(tables, cc) -> str:  # type: ignore[no-untyped-def]
+def _suggest(tables: CudaTables, cc: Version) -> str:
     """Each wheel variant with SASS for the GPU and the torch releases that publish it with that code."""
 
     def key(text: str) -> tuple[int, ...]:
@@ -172,5 +169,5 @@ def _suggest(tables, cc) -> str:  # type: ignore[no-untyped-def]
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(TorchWheelKernelsChecker())

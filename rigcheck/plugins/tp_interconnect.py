@@ -8,15 +8,17 @@ compute time is r ~ (t - 1) B F / (9 h BW): independent of batch and sequence.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
+from rigcheck.core.checker import WorkloadOnRigChecker
+from rigcheck.core.context import CheckContext, GpuView, NodeView
 from rigcheck.core.estimation.links import intra_node_link
 from rigcheck.core.estimation.throughput import peak_tflops
-from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.facts import FactSection
+from rigcheck.core.findings import Finding, Location, Severity
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.models.workload import Workload
 from rigcheck.core.numbers import fmt
-from rigcheck.core.rig_estimate import estimate_on
 from rigcheck.core.rules import Rule, RuleDocs
 
 _REFS = (
@@ -65,16 +67,15 @@ TP_NODES = Rule(
 )
 
 
-class TensorParallelChecker(Checker):
+class TensorParallelChecker(WorkloadOnRigChecker):
     name = "interconnect.tensor-parallel"
     rules = (TP_LINKS, TP_NODES)
-    needs_workload = True
 
-    def check(self, ctx: CheckContext) -> Iterator[Finding]:
-        workload = ctx.workload
+    def check_workload(
+        self, ctx: CheckContext, workload: Workload, node: NodeView | None
+    ) -> Iterator[Finding]:
         t = workload.parallelism.tp
         where = ctx.workload_at("/parallelism/tp")
-        node = next((n for n in ctx.nodes if n.gpus), None)
         if t <= 1 or node is None:
             yield TP_LINKS.passed("no tensor parallelism (tp = 1)", location=where, subject=ctx.subject)
             return
@@ -139,12 +140,14 @@ class TensorParallelChecker(Checker):
         )
 
     @staticmethod
-    def _serving(ctx, node, gpu, where, subject, section) -> Finding:  # type: ignore[no-untyped-def]
+    def _serving(
+        ctx: CheckContext, node: NodeView, gpu: GpuView, where: Location, subject: str, section: FactSection
+    ) -> Finding:
         """Decoding: the tensor-parallel all-reduces of one decode step (2 per layer of concurrency x h
         elements, latency-bound) against the rest of the step (reading the weights and KV cache), from
         rigcheck.core.estimation.decoding."""
         t = ctx.workload.parallelism.tp
-        decode = estimate_on(ctx, node, gpu).estimate.decode
+        decode = ctx.estimate_on(node, gpu).estimate.decode
         if decode is None:
             return TP_LINKS.skipped(
                 f"{gpu.facts.name}: memory bandwidth unknown, so the decode step is not timed",
@@ -190,24 +193,28 @@ class TensorParallelChecker(Checker):
         return _verdict(ratio, warn, fail, told, why, where, related, evidence, fix, subject)
 
 
-def _verdict(ratio, warn, fail, told, failing, where, related, evidence, fix, subject) -> Finding:  # type: ignore[no-untyped-def]
-    """ICX001's finding for a ratio against its warn and fail thresholds."""
-    if ratio > fail:
-        return TP_LINKS.failed(
-            f"{told}: {failing}", location=where, related=related, evidence=evidence, fix=fix, subject=subject
-        )
-    if ratio > warn:
-        return TP_LINKS.warned(
-            f"{told}: above {warn:g}",
-            location=where,
-            related=related,
-            evidence=evidence,
-            fix=fix,
-            subject=subject,
-        )
-    return TP_LINKS.passed(told, location=where, related=related, evidence=evidence, subject=subject)
+def _verdict(
+    ratio: float,
+    warn: float,
+    fail: float,
+    told: str,
+    failing: str,
+    where: Location,
+    related: list[Location],
+    evidence: dict[str, Any],
+    fix: str,
+    subject: str,
+) -> Finding:
+    """ICX001's finding for a ratio against its warn and fail thresholds; ``failing`` says what a fail means."""
+    severity = TP_LINKS.graded(ratio, warn_at=warn, fail_at=fail)
+    if severity is Severity.PASS:
+        return TP_LINKS.passed(told, location=where, related=related, evidence=evidence, subject=subject)
+    message = f"{told}: {failing}" if severity is Severity.FAIL else f"{told}: above {warn:g}"
+    return TP_LINKS.finding(
+        severity, message, location=where, related=related, evidence=evidence, fix=fix, subject=subject
+    )
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(TensorParallelChecker())

@@ -11,7 +11,7 @@ from rigcheck.core.checker import Checker
 from rigcheck.core.context import CheckContext, GpuView, NodeView
 from rigcheck.core.estimate import (
     GIB,
-    estimate_workload,
+    MemoryEstimate,
     fit_verdict,
     largest_micro_batch,
     memory_inputs,
@@ -19,7 +19,7 @@ from rigcheck.core.estimate import (
 )
 from rigcheck.core.estimation.fixes import Limits, find_fixes, gpus_needed
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.numbers import fmt
 from rigcheck.core.rules import Rule, RuleDocs
 
@@ -117,6 +117,9 @@ ASSUMED = Rule(
 
 
 class VramFitChecker(Checker):
+    """MEM002 for the rig, MEM001/MEM003 once per GPU model and memory size, then MEM004: rig-wide findings
+    around the walk, so a plain Checker."""
+
     name = "memory.vram-fit"
     rules = (VRAM_FIT, WORLD_SIZE, HOST_MEMORY, ASSUMED)
     needs_workload = True
@@ -192,8 +195,7 @@ class VramFitChecker(Checker):
         )
 
     def _fit(self, ctx: CheckContext, node: NodeView, gpu: GpuView) -> Iterator[Finding]:
-        workload = ctx.workload
-        estimate = estimate_workload(workload, gpu=gpu.facts, gpus_per_node=node.gpus_per_node, arch=ctx.arch)
+        estimate = ctx.estimate_for(node, gpu)
         memory = estimate.memory
         facts = ctx.facts("memory")
         usable, usable_why = usable_bytes(gpu.facts, memory_gib=gpu.spec.memory_gib, ecc_enabled=gpu.spec.ecc)
@@ -293,10 +295,10 @@ class VramFitChecker(Checker):
             yield finding(
                 message, location=where, related=related, evidence=evidence, fix=fix_text, subject=subject
             )
-        yield from self._host(ctx, node, memory, limits, subject)
+        yield from self._host(ctx, node, memory, subject)
 
     def _host(
-        self, ctx: CheckContext, node: NodeView, memory: Any, limits: Any, subject: str
+        self, ctx: CheckContext, node: NodeView, memory: MemoryEstimate, subject: str
     ) -> Iterator[Finding]:
         """MEM003: offloaded states against the node's RAM (less the platform's reserve)."""
         if not memory.host:
@@ -368,5 +370,5 @@ def _plain(changes: dict[str, Any]) -> dict[str, Any]:
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(VramFitChecker())

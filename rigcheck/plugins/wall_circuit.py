@@ -8,8 +8,10 @@ from collections.abc import Iterator
 from rigcheck.core.checker import Checker
 from rigcheck.core.context import CheckContext
 from rigcheck.core.estimation.power import node_power, power_limit_fix, wall_watts
+from rigcheck.core.facts import FactSection
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import hookimpl
+from rigcheck.core.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.models.rig import Circuit
 from rigcheck.core.numbers import fmt
 from rigcheck.core.rules import Rule, RuleDocs
 
@@ -41,6 +43,8 @@ CIRCUIT = Rule(
 
 
 class WallCircuitChecker(Checker):
+    """A plain Checker: it walks the site's circuits, each summing the PSUs of every node group on it."""
+
     name = "power.wall-circuit"
     rules = (CIRCUIT,)
     reads_workload = False
@@ -80,9 +84,10 @@ class WallCircuitChecker(Checker):
                     (f"{node.count} x {node.label} at {why}", wall * node.count, psu.pointer)
                 )
         continuous = facts["circuit"]
+        warn_fraction = float(continuous["warn_above_fraction"])
         for index, circuit in enumerate(circuits):
             name = names[index]
-            pointer = "/site/circuit" if site.circuit else f"/site/circuits/{index}"
+            pointer = "/site/circuit" if site and site.circuit else f"/site/circuits/{index}"
             fraction = circuit.continuous_load_fraction or float(continuous["continuous_fraction"])
             nominal = circuit.volts * circuit.amps * (math.sqrt(3) if circuit.phases == 3 else 1)
             limit = nominal * fraction
@@ -114,40 +119,44 @@ class WallCircuitChecker(Checker):
                     f"{label}: no PSUs on it", location=where, evidence=evidence, subject=ctx.subject
                 )
                 continue
-            warn_at = float(continuous["warn_above_fraction"]) * limit
-            if total > warn_at:
-                fix = self._fix(ctx, facts, limit / total if total else 1, circuit)
-                if total > limit:
-                    yield CIRCUIT.failed(
-                        told, location=where, evidence=evidence, fix=fix, subject=ctx.subject
-                    )
-                else:
-                    yield CIRCUIT.warned(
-                        f"{told}: above 90% of it",
-                        location=where,
-                        evidence=evidence,
-                        fix=fix,
-                        subject=ctx.subject,
-                    )
-            else:
+            severity = CIRCUIT.graded(total, warn_at=warn_fraction * limit, fail_at=limit)
+            if severity is Severity.PASS:
                 yield CIRCUIT.passed(told, location=where, evidence=evidence, subject=ctx.subject)
+                continue
+            fix = self._fix(ctx, facts, limit / total if total else 1, circuit)
+            if severity is Severity.FAIL:
+                yield CIRCUIT.failed(told, location=where, evidence=evidence, fix=fix, subject=ctx.subject)
+            else:
+                yield CIRCUIT.warned(
+                    f"{told}: above {warn_fraction:.0%} of it",
+                    location=where,
+                    evidence=evidence,
+                    fix=fix,
+                    subject=ctx.subject,
+                )
 
     @staticmethod
-    def _fix(ctx: CheckContext, facts, scale: float, circuit) -> str:  # type: ignore[no-untyped-def]
+    def _fix(ctx: CheckContext, facts: dict[str, FactSection], scale: float, circuit: Circuit) -> str:
+        """Other circuits, a larger breaker or a higher voltage, and (for one node) a lower GPU power limit."""
+        section = facts["circuit"]
+        low_voltage_below = float(section["low_voltage_below_v"])
+        larger_breaker = float(section["small_breaker_below_a"])
         options = ["move PSUs to another circuit (psu.circuit)"]
-        if circuit.volts < 200 and circuit.amps < 20:
-            options.append("a 20 A circuit")
-        if circuit.volts < 200:
+        if circuit.volts < low_voltage_below and circuit.amps < larger_breaker:
+            options.append(f"a {fmt(larger_breaker)} A circuit")
+        if circuit.volts < low_voltage_below:
             options.append("a 208-240 V circuit")
         advice = ", or ".join(options)
         if len(ctx.nodes) == 1:
             power = node_power(ctx.nodes[0], facts)
-            limit = power_limit_fix(power, power.sustained_w * scale * 0.98, facts)
+            limit = power_limit_fix(
+                power, power.sustained_w * scale * float(section["power_limit_fix_fraction"]), facts
+            )
             if limit:
                 advice += f", or {limit}"
         return advice
 
 
 @hookimpl
-def rigcheck_checkers(register):  # type: ignore[no-untyped-def]
+def rigcheck_checkers(register: RegisterChecker) -> None:
     register(WallCircuitChecker())

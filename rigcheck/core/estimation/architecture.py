@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
+from rigcheck.core import spec_codes
 from rigcheck.core.errors import Problem, SpecError
 from rigcheck.core.fields import did_you_mean
 
@@ -383,7 +384,7 @@ def resolve_architecture(model: Any, *, document: Any = None, base_dir: str | No
     SpecDocument) is given, else ``ValueError``.
     """
 
-    def fail(pointer: str, message: str, code: str = "SPEC010") -> SpecError | ValueError:
+    def fail(pointer: str, message: str, code: str = spec_codes.INVALID_VALUE) -> SpecError | ValueError:
         if document is None:
             return ValueError(message)
         location = document.locate(pointer)
@@ -517,7 +518,9 @@ def read_hf_config(path: str, *, base_dir: str | None = None, fail: Any = None) 
     outside = outside_reason(full)
     if outside is not None:  # the checked root (--root, the repository in lint): never read past it
         message = f"hf_config {path!r} is not read: {outside}"
-        raise (fail("/model/hf_config", message, "SPEC014") if fail else ValueError(message)) from None
+        raise (
+            fail("/model/hf_config", message, spec_codes.OUTSIDE_ROOT) if fail else ValueError(message)
+        ) from None
     try:
         raw = _read_config_bytes(full)
         config = parse_hf_json(raw)

@@ -32,7 +32,7 @@ class CheckpointPlan:
 
 def checkpoint_plan(ctx: CheckContext, facts: Mapping[str, Any]) -> CheckpointPlan | None:
     workload = ctx.workload
-    node = next((n for n in ctx.nodes if n.gpus), None)
+    node = ctx.first_gpu_node
     if workload is None or node is None or workload.task == "inference":
         return None
     run = workload.run

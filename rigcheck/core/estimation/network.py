@@ -17,7 +17,7 @@ from rigcheck.core.context import CheckContext, NodeView
 
 def job_nodes(ctx: CheckContext) -> tuple[NodeView, int] | None:
     """The node group the workload runs on and how many of its nodes it uses (ranks / GPUs per node)."""
-    node = next((n for n in ctx.nodes if n.gpus), None)
+    node = ctx.first_gpu_node
     if node is None or ctx.workload is None:
         return None
     world = ctx.workload.parallelism.world_size

@@ -16,7 +16,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from rigcheck.core.context import CheckContext
-from rigcheck.core.estimate import estimate_workload
 
 
 def failure_rate(workload: Any, facts: Mapping[str, Any]) -> tuple[float, str]:
@@ -40,13 +39,9 @@ def run_hours(ctx: CheckContext) -> tuple[float | None, str]:
     workload = ctx.workload
     if workload.run is not None and workload.run.hours:
         return float(workload.run.hours), "run.hours"
-    node = next((n for n in ctx.nodes if n.gpus), None)
-    if node is None or workload.task == "inference":
+    if ctx.first_gpu_node is None or workload.task == "inference":
         return None, "unknown"
-    estimate = estimate_workload(
-        workload, gpu=node.gpus[0].facts, gpus_per_node=node.gpus_per_node, arch=ctx.arch
-    )
-    speed = estimate.training
+    speed = ctx.estimate().training  # computed once per context
     if speed is None or speed.run_hours is None:
         return None, "unknown"
     return speed.run_hours.default, "estimated training time"

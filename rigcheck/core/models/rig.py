@@ -1,4 +1,4 @@
-"""The rig spec: what a machine or cluster is (DESIGN.md section 3).
+"""The rig spec: what a machine or cluster is (docs/design.md section 3).
 
 A rig is a list of node groups (``count:`` identical nodes). Units are in the field names; a field
 left out is unknown (``None``), and a checker that needs it says so instead of guessing.

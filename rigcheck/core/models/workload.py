@@ -1,4 +1,4 @@
-"""The workload spec: what will run on a rig (DESIGN.md section 3).
+"""The workload spec: what will run on a rig (docs/design.md section 3).
 
 Names follow the tools people already use: precision uses PyTorch Lightning's names
 (``bf16-mixed``...), parallelism DeepSpeed's and PyTorch FSDP's, LoRA PEFT's.

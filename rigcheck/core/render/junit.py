@@ -27,8 +27,8 @@ from collections.abc import Iterable
 from rigcheck.core.findings import Finding, Severity
 from rigcheck.core.render import RenderOptions, relative_path
 from rigcheck.core.render.escape import escape_xml
-from rigcheck.core.render.sarif import rule_family
 from rigcheck.core.report import Report, RunRecord
+from rigcheck.core.taxonomy import rule_family
 
 
 def render_junit(report: Report, options: RenderOptions) -> str:

@@ -33,6 +33,7 @@ from rigcheck.core.findings import Finding, Location, Severity, Suppression
 from rigcheck.core.render import RenderOptions, finding_context, relative_path
 from rigcheck.core.render.escape import dump_json, escape_sarif, escape_text, json_safe
 from rigcheck.core.report import Report
+from rigcheck.core.taxonomy import code_prefix, rule_family
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/rigcheck/rigcheck"
@@ -43,40 +44,6 @@ MAX_DESCRIPTION = 1024  # GitHub: shortDescription and fullDescription at most 1
 _LEVELS = {Severity.FAIL: "error", Severity.WARN: "warning"}
 _SUPPRESSION_KINDS = {"inline": "inSource", "file": "inSource", "waiver": "external", "baseline": "external"}
 _SEMVER = re.compile(r"^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
-
-# The area each code prefix belongs to (tags, JUnit class names); a plugin's own prefix falls back
-# to its checker's first name segment, then to the prefix in lower case.
-FAMILIES = {
-    "BW": "throughput",
-    "CONFIG": "config",
-    "CUDA": "cuda",
-    "ENGINE": "engine",
-    "EVD": "evidence",
-    "ICX": "interconnect",
-    "LINT": "lint",
-    "MEM": "memory",
-    "NET": "network",
-    "PLT": "platform",
-    "PWR": "power",
-    "REL": "reliability",
-    "SPEC": "spec",
-    "STO": "storage",
-    "SUP": "suppression",
-}
-
-
-def code_prefix(code: str) -> str:
-    return code.rstrip("0123456789") or code
-
-
-def rule_family(code: str, checker: str = "") -> str:
-    """``power`` for PWR001; for a plugin's prefix, the first segment of its checker's name."""
-    prefix = code_prefix(code)
-    if prefix in FAMILIES:
-        return FAMILIES[prefix]
-    if "." in checker:
-        return checker.split(".", 1)[0]
-    return prefix.lower()
 
 
 def render_sarif(report: Report, options: RenderOptions) -> str:
@@ -153,7 +120,7 @@ def _rule(code: str, findings: list[Finding], rules: Mapping[str, Any]) -> dict[
         }
     else:
         level = "error" if Severity(rule.severity) is Severity.FAIL else "warning"
-        docs = rule.docs
+        docs = rule.docs.resolved()
         entry = {
             "id": code,
             "name": rule.name,
@@ -172,7 +139,7 @@ def _rule(code: str, findings: list[Finding], rules: Mapping[str, Any]) -> dict[
 
 
 def _help_text(rule: Any) -> str:
-    docs = rule.docs
+    docs = rule.docs.resolved()
     parts = [f"{rule.code} {rule.name}: {_plain(rule.summary)}"]
     for title, body in (("What", docs.what), ("Why", docs.why), ("Fix", docs.fix)):
         if body:
@@ -189,7 +156,7 @@ def _plain(markdown: str) -> str:
 
 
 def _help_markdown(rule: Any) -> str:
-    docs = rule.docs
+    docs = rule.docs.resolved()
     parts = [f"**{rule.code} {rule.name}**: {rule.summary}"]
     for title, body in (("What", docs.what), ("Why", docs.why), ("Example", docs.example), ("Fix", docs.fix)):
         if body:

@@ -1,0 +1,153 @@
+"""Option groups that several commands share: the report options of ``check`` and ``lint``,
+``--color`` and ``-p``. Only argparse here; nothing is imported until a command runs."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+class OutputAfterFormat(argparse.Action):
+    """``-o FILE`` belongs to the ``-f`` right before it (``-f github -f sarif -o r.sarif`` writes SARIF
+    to r.sarif); an ``-o`` before any ``-f`` is the default format's. The format each output follows
+    is kept in ``output_slots``; :func:`output_files` reads it back."""
+
+    def __call__(self, parser: Any, namespace: Any, value: Any, option_string: Any = None) -> None:
+        formats = getattr(namespace, "format", None) or []
+        slots = list(getattr(namespace, "output_slots", None) or [])
+        slot = max(len(formats) - 1, 0)
+        if slot in slots:
+            parser.error(
+                f"{option_string} {value}: the --format before it already has an --output; give each "
+                "--output right after its --format (-f sarif -o rigcheck.sarif -f github)"
+            )
+        namespace.output_slots = [*slots, slot]
+        setattr(namespace, self.dest, [*(getattr(namespace, self.dest, None) or []), value])
+
+
+def output_files(args: argparse.Namespace) -> dict[int, str]:
+    """The ``-o`` files of :func:`add_report_options`, by the position of the ``-f`` each follows."""
+    slots = list(getattr(args, "output_slots", None) or range(len(args.output)))
+    return dict(zip(slots, args.output, strict=True))
+
+
+def add_report_options(parser: argparse.ArgumentParser) -> None:
+    """The options of check and lint: formats, selection, config, suppressions, baseline."""
+    parser.add_argument(
+        "-f",
+        "--format",
+        action="append",
+        default=[],
+        metavar="FORMAT",
+        help="report format: text, json, sarif, junit, github, markdown (or a plugin's); repeatable, each "
+        "paired with an --output by position (default: text, or github under GitHub Actions)",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        action=OutputAfterFormat,
+        default=[],
+        metavar="FILE",
+        help="write the --format just before it to FILE (formats without one go to standard output; at most "
+        "one may)",
+    )
+    add_color_option(parser)
+    parser.add_argument(
+        "--fail-on",
+        choices=("warn", "fail"),
+        default=None,
+        help="exit 1 when a finding is at or above this severity (default: fail, or the config's fail-on)",
+    )
+    parser.add_argument(
+        "--select",
+        action="append",
+        default=[],
+        metavar="CODES",
+        help="only these rules: codes or prefixes, comma-separated (PLT, SPEC001); repeatable; replaces the "
+        "config's select",
+    )
+    parser.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="CODES",
+        help="leave out these rules: codes or prefixes, comma-separated; repeatable; adds to the config's ignore",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="time limit of each checker (default 10)",
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="show each finding's evidence (and passes)"
+    )
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="project config to use (default: .rigcheck.yaml found from the path up)",
+    )
+    parser.add_argument("--isolated", action="store_true", help="ignore every config file")
+    parser.add_argument(
+        "--show-config",
+        action="store_true",
+        help="print the effective settings and where each came from, and exit",
+    )
+    parser.add_argument(
+        "--no-ignores",
+        action="store_true",
+        help="apply no suppression comment or waiver (audit mode: everything counts)",
+    )
+    parser.add_argument(
+        "--baseline", metavar="FILE", help="findings listed in FILE do not count (only new findings fail)"
+    )
+    parser.add_argument(
+        "--create-baseline", metavar="FILE", help="write the current warnings and failures to FILE and exit 0"
+    )
+    parser.add_argument(
+        "--root",
+        metavar="DIR",
+        help="the checked root: files a spec or config names must be inside it (default: the repository, "
+        "the nearest folder with .git, of the config or the working directory)",
+    )
+    parser.add_argument(
+        "--isolate-plugins",
+        action="store_true",
+        default=None,
+        help="run each third-party checker in a child process, so that one that exits the process "
+        "(os._exit) or corrupts rigcheck's state is reported, not obeyed (also RIGCHECK_ISOLATE_PLUGINS=1)",
+    )
+    parser.add_argument(
+        "-e",
+        "--evidence",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="measured evidence to compare with the rig: nvidia-smi (-q -x, -q, table, csv, topo, nvlink), "
+        "nccl-tests, fio JSON, bandwidthTest, p2pBandwidthLatencyTest, nvbandwidth, dcgmi diag, ibstat, nvcc -V, "
+        "collect_env, rigcheck probe/measure files; repeatable",
+    )
+    add_plugin_options(parser)
+
+
+def add_color_option(parser: argparse.ArgumentParser) -> None:
+    """``--color`` of the commands that write a text report."""
+    parser.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour the text report (auto: on a terminal, unless NO_COLOR is set)",
+    )
+
+
+def add_plugin_options(parser: argparse.ArgumentParser) -> None:
+    """``-p MODULE`` and ``-p no:NAME``, read by :func:`rigcheck.commands._shared.load_registry`."""
+    parser.add_argument(
+        "-p",
+        dest="plugins",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="load a plugin module; -p no:NAME blocks the plugin NAME",
+    )

@@ -1,0 +1,130 @@
+"""What several commands do alike: load the plugins, pick a renderer, colour and render options, load
+a rig and a workload, write the result. The core is imported inside each function, when a command
+runs, never when the command line is parsed."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rigcheck.core.config import Settings
+    from rigcheck.core.documents import SpecDocument
+    from rigcheck.core.registry import Registry
+    from rigcheck.core.render import RenderOptions
+
+
+def load_registry(
+    plugins: Sequence[str] = (), *, isolate: bool | None = None, config: Settings | None = None
+) -> Registry:
+    """Plugins: built-ins, entry points, the project config's ``plugins:`` and ``-p`` (``plugins``);
+    ``isolate`` is ``--isolate-plugins`` (None: RIGCHECK_ISOLATE_PLUGINS decides)."""
+    from rigcheck.core.plugin_manager import PluginHost
+
+    blocked = [item[3:] for item in plugins if item.startswith("no:")]
+    modules = [item for item in plugins if not item.startswith("no:")]
+    config_modules = list(config["plugins"]) if config is not None else []
+    config_root = str(config.base) if config is not None and config.path else None
+    from rigcheck.core.sandbox import isolation_requested
+
+    return PluginHost(
+        extra_modules=modules,
+        blocked=blocked,
+        config_modules=config_modules,
+        config_root=config_root,
+        isolate=isolation_requested(isolate),
+    ).load()
+
+
+def renderer(registry: Registry, name: str) -> Any:
+    """The render function of the format ``name``; a usage error with a suggestion for an unknown one."""
+    from rigcheck.core.errors import UsageError
+    from rigcheck.core.fields import did_you_mean
+
+    entry = registry.formats.get(name)
+    if entry is None:
+        raise UsageError(
+            f"unknown format {name!r}{did_you_mean(name, registry.formats)}; "
+            f"formats: {', '.join(sorted(registry.formats))}"
+        )
+    return entry.load()
+
+
+def rule_codes(values: Sequence[str]) -> tuple[str, ...]:
+    """``--select PLT,spec001 --select MEM`` as ("PLT", spec_codes.DUPLICATE_KEY, "MEM")."""
+    return tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
+
+
+def use_color(color: str, *, to_file: bool) -> bool:
+    """``--color`` (auto, always, never) for a report written to a file or to standard output."""
+    if color == "always":
+        return True
+    if color == "never" or os.environ.get("NO_COLOR") or to_file:
+        return False
+    return sys.stdout.isatty()
+
+
+def render_options(registry: Registry | None, *, color: str, verbose: bool, to_file: bool) -> RenderOptions:
+    """The renderers' options for one output: colour, Unicode where the output takes it, the rules of
+    ``registry`` and the root that file paths are made relative to."""
+    from rigcheck.core.render import RenderOptions
+
+    encoding = (getattr(sys.stdout, "encoding", None) or "").lower()
+    unicode = to_file or encoding.replace("-", "") in ("utf8", "utf16", "utf32")
+    rules = {code: entry.rule for code, entry in registry.rules.items()} if registry is not None else {}
+    return RenderOptions(
+        color=use_color(color, to_file=to_file),
+        verbose=verbose,
+        unicode=unicode,
+        rules=rules,
+        root=report_root(),
+    )
+
+
+def report_root() -> str:
+    """The nearest folder at or above the working directory with a .git entry, else the working directory:
+    SARIF and annotation paths are relative to the repository."""
+    here = os.path.abspath(os.getcwd())
+    folder = here
+    while True:
+        if os.path.exists(os.path.join(folder, ".git")):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return here
+        folder = parent
+
+
+def load_specs(
+    rig_path: str | None, workload_path: str | None
+) -> tuple[SpecDocument | None, SpecDocument | None]:
+    """Load the rig and the workload (either may be None); report the problems of both files before
+    giving up."""
+    from rigcheck.core.documents import load_spec
+    from rigcheck.core.errors import SpecError
+
+    loaded: list[SpecDocument | None] = []
+    problems = []
+    for path, kind in ((rig_path, "Rig"), (workload_path, "Workload")):
+        if path is None:
+            loaded.append(None)
+            continue
+        try:
+            loaded.append(load_spec(path, kind=kind))
+        except SpecError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise SpecError(problems)
+    return loaded[0], loaded[1]
+
+
+def emit(text: str, output: str | None) -> None:
+    """Write ``text`` to the file ``output``, or to standard output when it is None or empty."""
+    if output:
+        with open(output, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()

@@ -1,0 +1,71 @@
+"""``rigcheck check RIG [WORKLOAD]``: check one rig (rig-only rules), or a workload against a rig, and
+write the report."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import TYPE_CHECKING, Any
+
+from rigcheck.commands._options import add_report_options
+from rigcheck.commands._report import run_report
+from rigcheck.commands._shared import load_specs
+
+if TYPE_CHECKING:
+    from rigcheck.core.lint import Pipeline
+    from rigcheck.core.registry import Registry
+    from rigcheck.core.report import Report
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "check",
+        help="check a rig, or a rig and a workload",
+        description="Check a rig (rig-only rules), or a workload against a rig. "
+        "RIG and WORKLOAD are files, or the name of a shipped spec.",
+    )
+    parser.add_argument(
+        "rig", metavar="RIG", help="rig spec file, or the name of a shipped rig (home-2x3090)"
+    )
+    parser.add_argument("workload", metavar="WORKLOAD", nargs="?", help="workload spec file or shipped name")
+    add_report_options(parser)
+    parser.set_defaults(handler=run, confined=True)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    from rigcheck.core.specs_index import resolve_spec_argument
+
+    rig_path = resolve_spec_argument(args.rig, "Rig")
+    workload_path = resolve_spec_argument(args.workload, "Workload") if args.workload else None
+
+    def build(pipeline: Pipeline) -> Report:
+        started = time.perf_counter()
+        rig_doc, workload_doc = load_specs(rig_path, workload_path)
+        evidence, evidence_inputs = _load_evidence(args.evidence, pipeline.registry)
+        report = pipeline.check(
+            rig_doc, workload_doc, load_ms=(time.perf_counter() - started) * 1000, evidence=evidence
+        )
+        if evidence_inputs:
+            report = report.model_copy(update={"inputs": [*report.inputs, *evidence_inputs]})
+        return report
+
+    return run_report(args, [rig_path], build)
+
+
+def _load_evidence(paths: list[str], registry: Registry) -> tuple[list[Any], list[Any]]:
+    """Parse the --evidence files with the registered parsers (imported only when evidence is given)."""
+    if not paths:
+        return [], []
+    import hashlib
+
+    from rigcheck.core.report import InputFile
+    from rigcheck.evidence.loader import load_evidence
+
+    evidence = load_evidence(paths, [parser for parser, _ in registry.evidence_parsers])
+    inputs = []
+    for path, item in zip(paths, evidence, strict=True):
+        with open(path, "rb") as handle:
+            digest = hashlib.sha256(handle.read()).hexdigest()
+        inputs.append(InputFile(path=path, kind="Evidence", name=item.tool, sha256=digest))
+    return evidence, inputs

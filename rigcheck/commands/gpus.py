@@ -1,0 +1,49 @@
+"""``rigcheck gpus [QUERY]``: list the GPU catalog (built-in and plugin entries), or show one GPU."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rigcheck.cli import EXIT_OK
+from rigcheck.commands._options import add_plugin_options
+from rigcheck.commands._shared import load_registry
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser("gpus", help="list or search the GPU catalog")
+    parser.add_argument("query", nargs="?", help="a GPU name to look up (case and punctuation ignored)")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    add_plugin_options(parser)
+    parser.set_defaults(handler=run)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+
+    from rigcheck.core.catalog import CatalogLookupError
+    from rigcheck.core.engine import build_catalog
+    from rigcheck.core.errors import UsageError
+
+    catalog = build_catalog(load_registry(args.plugins))
+    if args.query:
+        try:
+            entries = [catalog.lookup(args.query)]
+        except CatalogLookupError as exc:
+            raise UsageError(f"rigcheck gpus: {exc}") from None
+    else:
+        entries = sorted(catalog, key=lambda spec: (spec.vendor, spec.segment or "", spec.name))
+    if args.format == "json":
+        print(json.dumps([spec.model_dump(mode="json", exclude_none=True) for spec in entries], indent=2))
+        return EXIT_OK
+    if args.query:
+        spec = entries[0]
+        for key, value in spec.model_dump(mode="json", exclude_none=True).items():
+            print(f"{key:<26} {value}")
+        return EXIT_OK
+    for spec in entries:
+        bandwidth = f"{spec.memory_bandwidth_gbps:g} GB/s" if spec.memory_bandwidth_gbps else "?"
+        power = f"{spec.tdp_w:g} W" if spec.tdp_w else "?"
+        print(f"{spec.id:<26} {spec.name:<42} {spec.memory_gib:>6g} GiB  {bandwidth:>10}  {power:>7}")
+    return EXIT_OK

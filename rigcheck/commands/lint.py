@@ -1,0 +1,39 @@
+"""``rigcheck lint [PATH...]``: find the rig and workload specs under the paths, check every rig alone
+and every workload against its rigs, and write one report (made for pull requests)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from rigcheck.commands._options import add_report_options
+from rigcheck.commands._report import run_report
+
+if TYPE_CHECKING:
+    from rigcheck.core.lint import Pipeline
+    from rigcheck.core.report import Report
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "lint",
+        help="check every spec under PATHs: each rig, and each workload against its rigs",
+        description="Find rig and workload specs under PATHs (default: the current folder), pair workloads "
+        "with rigs (runs_on:, and pairs/matrix in .rigcheck.yaml), check every rig alone and every pair, "
+        "and write one report. Made for pull requests: SARIF, JUnit, GitHub annotations, Markdown.",
+    )
+    parser.add_argument("paths", metavar="PATH", nargs="*", default=[], help="files or folders (default: .)")
+    add_report_options(parser)
+    parser.set_defaults(handler=run, confined=True)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    from rigcheck.core.lint import lint
+
+    paths = args.paths or ["."]
+
+    def build(pipeline: Pipeline) -> Report:
+        return lint(paths, pipeline)
+
+    return run_report(args, paths, build)

@@ -1,0 +1,25 @@
+"""``rigcheck schema rig|workload|report|config``: print the JSON Schema of a spec kind, the report or
+the project config."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rigcheck.cli import EXIT_OK
+from rigcheck.commands._shared import emit
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser("schema", help="print the JSON Schema of a spec kind or of the report")
+    parser.add_argument("which", choices=("rig", "workload", "report", "config"))
+    parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+    parser.set_defaults(handler=run)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    from rigcheck.core.schemas import schema_text
+
+    emit(schema_text(args.which), args.output)
+    return EXIT_OK

@@ -1,0 +1,69 @@
+"""The layering rules of docs/architecture.md, checked on the source (issue 16): the core never imports
+the top-level package or a plugin, a plugin never imports another plugin, and no module imports
+another module's private names."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "rigcheck"
+
+
+def _imports(path: Path) -> list[tuple[str, list[str], int]]:
+    """(module, names, line) of every import in ``path``, inside functions too (not docstrings)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.module, [alias.name for alias in node.names], node.lineno))
+        elif isinstance(node, ast.Import):
+            found.extend((alias.name, [], node.lineno) for alias in node.names)
+    return found
+
+
+def _modules(folder: str) -> list[Path]:
+    return sorted((PACKAGE / folder).rglob("*.py"))
+
+
+def test_no_private_names_are_imported_across_modules() -> None:
+    offenders = [
+        f"{path.relative_to(PACKAGE.parent)}:{line}: {module}.{name}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for module, names, line in _imports(path)
+        if module.startswith("rigcheck")
+        for name in names
+        if name.startswith("_") and not name.startswith("__")
+    ]
+    assert not offenders, "import a public name, or make the helper public:\n" + "\n".join(offenders)
+
+
+def test_the_core_never_imports_the_top_level_package() -> None:
+    offenders = [
+        f"{path.relative_to(PACKAGE.parent)}:{line}"
+        for path in _modules("core")
+        for module, names, line in _imports(path)
+        if module == "rigcheck"  # ``import rigcheck`` or ``from rigcheck import ...``
+    ]
+    assert not offenders, "the core imports rigcheck._version, not rigcheck:\n" + "\n".join(offenders)
+
+
+def test_a_plugin_never_imports_another_plugin() -> None:
+    offenders = [
+        f"{path.relative_to(PACKAGE.parent)}:{line}: {module}"
+        for path in _modules("plugins")
+        for module, _, line in _imports(path)
+        if module.startswith("rigcheck.plugins.") and module != f"rigcheck.plugins.{path.stem}"
+    ]
+    assert not offenders, "move what two plugins share to rigcheck/core:\n" + "\n".join(offenders)
+
+
+def test_the_core_imports_no_plugin_module() -> None:
+    """The core may import the list of built-in plugins (``rigcheck.plugins``) to load them; what a
+    plugin and the core share lives in the core."""
+    offenders = [
+        f"{path.relative_to(PACKAGE.parent)}:{line}: {module}"
+        for path in _modules("core")
+        for module, _, line in _imports(path)
+        if module.startswith("rigcheck.plugins.")
+    ]
+    assert not offenders, "move it to rigcheck/core:\n" + "\n".join(offenders)
