@@ -171,3 +171,22 @@ def test_estimates_are_memoised_per_gpu() -> None:
 )
 def test_graded_is_the_ladder(value: float, kwargs: dict[str, Any], expected: Severity) -> None:
     assert RULE.graded(value, **kwargs) is expected
+
+
+def test_rule_docs_name_their_thresholds_from_the_data() -> None:
+    """PWR001's page says "warn above 80%" because power.yaml says 0.80; a project override follows."""
+    from rigcheck.core.facts import load_rule_facts
+    from rigcheck.plugins.psu_sustained import PSU_LOAD
+
+    assert "{facts:power.sustained.warn_above_fraction:.0%}" in PSU_LOAD.docs.what
+    shipped = PSU_LOAD.docs.resolved().what
+    assert (
+        "warn above 80%, fail above 100%" in shipped and "(100 W for board" in shipped and "0.7 x" in shipped
+    )
+    sections = dict(load_rule_facts("power"))
+    sections["sustained"] = sections["sustained"].overridden("warn_above_fraction", 0.85, ".rigcheck.yaml")
+    overridden = PSU_LOAD.docs.resolved(
+        lambda name: sections if name == "power" else load_rule_facts(name)
+    ).what
+    assert "warn above 85%, fail above 100%" in overridden
+    assert RULE.docs.resolved() is RULE.docs  # no placeholder: the same object

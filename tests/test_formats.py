@@ -221,7 +221,9 @@ class TestSarif:
         assert pwr001["name"] == "psu-sustained-load-too-high"
         assert pwr001["shortDescription"]["text"] == options.rules["PWR001"].summary
         # text fields are plain: the docs' Markdown code marks are dropped (help.markdown keeps them)
-        assert pwr001["fullDescription"]["text"] == options.rules["PWR001"].docs.what.replace("`", "")
+        assert pwr001["fullDescription"]["text"] == options.rules["PWR001"].docs.resolved().what.replace(
+            "`", ""
+        )
         assert "`" not in pwr001["help"]["text"] and "`power_limit_w`" in pwr001["help"]["markdown"]
         assert pwr001["defaultConfiguration"] == {"level": "error"}
         assert pwr001["properties"] == {

@@ -78,9 +78,9 @@ def test_doc_example_case_is_the_rules_example(path: Path, builtin_registry) -> 
     case = load_case(path)
     rule = builtin_registry.rules[path.parent.name].rule
     assert case["kind"] == "doc-example"
-    assert str(case.get("example", "")).strip() == rule.docs.example.strip(), (
+    assert str(case.get("example", "")).strip() == rule.docs.resolved().example.strip(), (
         f"{path}: docs/rules/{rule.code}.md's example changed; update the case"
     )
-    named = set(re.findall(r"\b(fail|warn)\b", rule.docs.example))
+    named = set(re.findall(r"\b(fail|warn)\b", rule.docs.resolved().example))
     if len(named) == 1:
         assert case["expect"] == named.pop(), f"{path}: the example says {named}"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 if TYPE_CHECKING:
     from rigcheck.core.config import Settings
@@ -97,11 +97,25 @@ def report_root() -> str:
         folder = parent
 
 
+@overload
+def load_specs(rig_path: str, workload_path: str) -> tuple[SpecDocument, SpecDocument]: ...
+
+
+@overload
+def load_specs(rig_path: str, workload_path: str | None) -> tuple[SpecDocument, SpecDocument | None]: ...
+
+
+@overload
+def load_specs(
+    rig_path: str | None, workload_path: str | None
+) -> tuple[SpecDocument | None, SpecDocument | None]: ...
+
+
 def load_specs(
     rig_path: str | None, workload_path: str | None
 ) -> tuple[SpecDocument | None, SpecDocument | None]:
-    """Load the rig and the workload (either may be None); report the problems of both files before
-    giving up."""
+    """Load the rig and the workload (either may be None: then so is its document); report the problems
+    of both files before giving up."""
     from rigcheck.core.documents import load_spec
     from rigcheck.core.errors import SpecError
 

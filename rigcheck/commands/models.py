@@ -25,6 +25,7 @@ def run(args: argparse.Namespace) -> int:
     rows = []
     for model_id in preset_ids():
         entry = find_preset(model_id)
+        assert entry is not None  # every preset id is in the preset index
         arch = architecture_from_mapping(entry, name=model_id)
         rows.append(
             {

@@ -10,17 +10,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rigcheck.core import spec_codes
 from rigcheck.core.catalog import Catalog, CatalogLookupError, GpuSpec
 from rigcheck.core.documents import SpecDocument, problem_at
-from rigcheck.core.errors import SpecError
+from rigcheck.core.errors import Problem, SpecError
 from rigcheck.core.facts import FactSection, load_rule_facts
 from rigcheck.core.findings import Location
 from rigcheck.core.frozen import FrozenDict
 from rigcheck.core.models.rig import GpuGroup, NodeGroup, Rig
 from rigcheck.core.models.workload import Workload
+
+if TYPE_CHECKING:
+    from rigcheck.core.estimation.architecture import Architecture
 
 #: Rig fields of a GPU group that override the catalog fact of the same meaning.
 _OVERRIDES = {
@@ -120,7 +123,8 @@ class CheckContext:
         self.catalog = catalog
         self.fact_overrides = dict(fact_overrides or {})
         self.nodes = _resolve_nodes(rig_doc, catalog)
-        self.arch = resolve_model(workload_doc) if workload_doc is not None else None
+        #: The workload's model architecture (``None`` exactly when there is no workload).
+        self.arch: Architecture | None = resolve_model(workload_doc) if workload_doc is not None else None
 
     @property
     def rig(self) -> Rig:
@@ -210,7 +214,7 @@ class CheckContext:
         return FrozenDict(changed)
 
 
-def resolve_model(workload_doc: SpecDocument) -> Any:
+def resolve_model(workload_doc: SpecDocument) -> Architecture:
     """The workload's model architecture; a bad preset, config or LoRA target is an error at its line."""
     import os
 
@@ -235,7 +239,7 @@ MAX_HINTED_PER_FILE = 20
 
 def _resolve_nodes(rig_doc: SpecDocument, catalog: Catalog) -> list[NodeView]:
     views: list[NodeView] = []
-    problems = []
+    problems: list[Problem] = []
     for index, group in enumerate(rig_doc.model.nodes):
         view = NodeView(group, index, rig_doc.pointer("nodes", index))
         for gpu_index, gpu in enumerate(group.gpus or ()):

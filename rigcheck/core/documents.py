@@ -10,7 +10,7 @@ from __future__ import annotations
 import types
 import typing
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 from pydantic import BaseModel, ValidationError
 
@@ -20,6 +20,9 @@ from rigcheck.core.fields import did_you_mean
 from rigcheck.core.findings import Location, new_location
 from rigcheck.core.loader import YamlDocument, YamlTrap, load_yaml_file, load_yaml_text
 from rigcheck.core.positions import pointer_for_data_path, pointer_from_path
+
+if TYPE_CHECKING:
+    from pydantic_core import ErrorDetails
 
 KINDS = ("Rig", "Workload")
 
@@ -183,7 +186,7 @@ def _describe(value: Any) -> str:
 
 
 def _message(
-    error: dict[str, Any], loc: tuple[str | int, ...], model_class: type[BaseModel]
+    error: ErrorDetails, loc: tuple[str | int, ...], model_class: type[BaseModel]
 ) -> tuple[str, str, bool]:
     kind = error["type"]
     given = error.get("input")

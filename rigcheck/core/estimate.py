@@ -430,11 +430,11 @@ def largest_micro_batch(
 ) -> int:
     """The largest micro-batch (training) or concurrency (inference) that fits; 0 if none. ``fits``
     decides (MEM001 passes it its verdict); by default the need must fit ``capacity``."""
-    field_name = "micro_batch" if inputs.training else "concurrency"
     decide = fits or (lambda estimate: required_bytes(estimate) <= capacity)
 
     def ok(value: int) -> bool:
-        return decide(estimate_memory(replace(inputs, **{field_name: value})))
+        trial = replace(inputs, micro_batch=value) if inputs.training else replace(inputs, concurrency=value)
+        return decide(estimate_memory(trial))
 
     if not ok(1):
         return 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rigcheck.core.errors import RigcheckError
 from rigcheck.core.estimate import (
@@ -17,34 +17,42 @@ from rigcheck.core.estimate import (
     usable_bytes,
 )
 
+if TYPE_CHECKING:
+    from rigcheck.core.context import CheckContext, GpuView, NodeView
+    from rigcheck.core.documents import SpecDocument
+    from rigcheck.core.estimation.memory.inputs import MemoryInputs
+    from rigcheck.trace.result import TraceResult
 
-def _first_gpu(rig_ctx: Any | None) -> tuple[Any, Any]:
+
+def _first_gpu(rig_ctx: CheckContext | None) -> tuple[NodeView, GpuView] | None:
     if rig_ctx is not None:
         for candidate in rig_ctx.nodes:
             if candidate.gpus:
                 return candidate, candidate.gpus[0]
-    return None, None
+    return None
 
 
-def _estimate(workload_doc: Any, rig_ctx: Any | None) -> WorkloadEstimate:
-    node, gpu_view = _first_gpu(rig_ctx)
-    if gpu_view is not None and rig_ctx.arch is not None:
+def _estimate(workload_doc: SpecDocument, rig_ctx: CheckContext | None) -> WorkloadEstimate:
+    first = _first_gpu(rig_ctx)
+    if rig_ctx is not None and first is not None and rig_ctx.arch is not None:
         from rigcheck.core.rig_estimate import estimate_on
 
-        return estimate_on(rig_ctx, node, gpu_view).estimate
+        return estimate_on(rig_ctx, *first).estimate
     return estimate_workload(workload_doc.model, arch=None, document=workload_doc)
 
 
-def inputs_for(workload_doc: Any, rig_ctx: Any | None) -> Any:
+def inputs_for(workload_doc: SpecDocument, rig_ctx: CheckContext | None) -> MemoryInputs:
     """The estimator inputs ``build`` uses (what ``--trace`` traces)."""
     return _estimate(workload_doc, rig_ctx).inputs
 
 
-def build(workload_doc: Any, rig_ctx: Any | None, *, trace: Any = None) -> dict[str, Any]:
+def build(
+    workload_doc: SpecDocument, rig_ctx: CheckContext | None, *, trace: TraceResult | None = None
+) -> dict[str, Any]:
     """The estimate as a JSON-ready dict; ``rig_ctx`` is a CheckContext when a rig was given,
     ``trace`` a :class:`~rigcheck.trace.result.TraceResult` to show beside the estimate."""
     workload = workload_doc.model
-    _node, gpu_view = _first_gpu(rig_ctx)
+    first = _first_gpu(rig_ctx)
     estimate = _estimate(workload_doc, rig_ctx)
     result: dict[str, Any] = {
         "workload": {
@@ -70,7 +78,8 @@ def build(workload_doc: Any, rig_ctx: Any | None, *, trace: Any = None) -> dict[
                 for row in side_by_side(trace, estimate.memory)
             ],
         }
-    if gpu_view is not None:
+    if rig_ctx is not None and first is not None:
+        _node, gpu_view = first
         usable, why = usable_bytes(
             gpu_view.facts, memory_gib=gpu_view.spec.memory_gib, ecc_enabled=gpu_view.spec.ecc
         )

@@ -1,6 +1,11 @@
 """Field types shared by the spec models: quantities with units, bounded numbers, enumerations with
 aliases, one-or-many lists, and the strict base model (unknown fields are errors).
 
+Each is an ``Annotated`` type, so mypy sees the plain type and pydantic the constraints:
+``Annotated[float, Quantity("watts", "W", le=100_000)]`` is a ``float``; the metadata classes (:class:`Quantity`,
+:class:`Whole`, :class:`Number`, :class:`Choice`, :class:`OneOrMany`) are ``annotated_types.GroupedMetadata``,
+which pydantic unpacks into the constraints, validators and JSON schema they hold.
+
 Every number a spec holds is finite and bounded (issue 15: a pull request is hostile input): each
 quantity and count has a maximum no real rig reaches, so no arithmetic downstream overflows, and a
 number too long to convert is refused before Python's ``int()`` or ``float()`` sees it.
@@ -10,9 +15,12 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Iterable
-from typing import Annotated, Any, Literal, TypeVar, Union
+from collections.abc import Iterable, Iterator
+from types import GenericAlias
+from typing import Annotated, Any, Literal
 
+import annotated_types as at
+from annotated_types import GroupedMetadata
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
 from rigcheck.core.errors import clip
@@ -26,9 +34,6 @@ from rigcheck.core.units import (
     digits,
     many_digits,
 )
-
-T = TypeVar("T")
-
 
 #: The longest string any spec field takes (a note, an NCCL setting, a path); a name is at most
 #: :data:`MAX_NAME` (a DNS name's limit, RFC 1035 section 2.3.4). A pull request's 20 MB name was
@@ -93,72 +98,112 @@ def _refuse_extreme(value: object, ge: float | None, gt: float | None, le: float
             )
 
 
-def quantity(
-    dimension: str,
-    unit: str,
-    *,
-    le: float,
-    description: str = "",
-    ge: float | None = 0,
-    gt: float | None = None,
-) -> Any:
-    """An annotated ``float`` in ``unit``, at most ``le``; accepts a bare number or a string with a unit.
+class Quantity(GroupedMetadata):
+    """``Annotated[float, Quantity(...)]``: a ``float`` in ``unit``, at most ``le``; a bare number or a string
+    with a unit.
 
-    ``quantity("bytes", "GiB", le=2**20)`` accepts ``64``, ``"64 GiB"`` and ``"68.7 GB"``.
+    ``Annotated[float, Quantity("bytes", "GiB", le=2**20)]`` accepts ``64``, ``"64 GiB"`` and ``"68.7 GB"``.
     """
 
-    def parse(value: object) -> object:
+    def __init__(
+        self,
+        dimension: str,
+        unit: str,
+        *,
+        le: float,
+        description: str = "",
+        ge: float | None = 0,
+        gt: float | None = None,
+    ) -> None:
+        self.dimension, self.unit, self.le, self.ge, self.gt = dimension, unit, le, ge, gt
+        number_schema: dict[str, Any] = {"type": "number", "maximum": le}
+        if ge is not None:
+            number_schema["minimum"] = ge
+        if gt is not None:
+            number_schema["exclusiveMinimum"] = gt
+        text = description or f"In {unit}; a string with a unit is converted (e.g. '{_example(unit)}')."
+        schema = {
+            "anyOf": [number_schema, {"type": "string", "pattern": QUANTITY_PATTERN}],
+            "description": text,
+        }
+        self._metadata = (*_bounds(ge=ge, gt=gt, le=le), BeforeValidator(self.parse), WithJsonSchema(schema))
+
+    def parse(self, value: object) -> object:
+        """The value in ``unit`` (pydantic's before-validator; the name shows in a union's error location)."""
         if value is None:
             return None
         try:
-            number = convert(value, dimension, unit)
+            number = convert(value, self.dimension, self.unit)
         except TooLarge as exc:
-            raise _out_of_range(exc.shown, exc.negative, ge, gt, le, unit) from None
+            raise _out_of_range(exc.shown, exc.negative, self.ge, self.gt, self.le, self.unit) from None
         except UnitError as exc:
             raise ValueError(str(exc)) from None
-        _refuse_extreme(number, ge, gt, le, unit)
+        _refuse_extreme(number, self.ge, self.gt, self.le, self.unit)
         return number
 
-    number_schema: dict[str, Any] = {"type": "number", "maximum": le}
-    if ge is not None:
-        number_schema["minimum"] = ge
-    if gt is not None:
-        number_schema["exclusiveMinimum"] = gt
-    text = description or f"In {unit}; a string with a unit is converted (e.g. '{_example(unit)}')."
-    schema = {"anyOf": [number_schema, {"type": "string", "pattern": QUANTITY_PATTERN}], "description": text}
-    return Annotated[float, Field(ge=ge, gt=gt, le=le), BeforeValidator(parse), WithJsonSchema(schema)]
+    def __iter__(self) -> Iterator[object]:
+        return iter(self._metadata)
+
+    def __repr__(self) -> str:
+        return f"Quantity({self.dimension!r}, {self.unit!r}, le={self.le!r}, ge={self.ge!r}, gt={self.gt!r})"
 
 
-def whole(*, le: int, ge: int | None = 1, description: str | None = None) -> Any:
-    """An annotated ``int`` from ``ge`` to ``le``; a longer or larger number is a one-line error."""
+class Whole(GroupedMetadata):
+    """``Annotated[int, Whole(le=...)]``: an ``int`` from ``ge`` to ``le``; a longer or larger number is a one-line
+    error. (A field's description goes in its ``Field``.)"""
 
-    def parse(value: object) -> object:
-        _refuse_extreme(value, ge, None, le)
+    def __init__(self, *, le: int, ge: int | None = 1) -> None:
+        self.le, self.ge = le, ge
+        self._metadata = (*_bounds(ge=ge, le=le), BeforeValidator(self.parse))
+
+    def parse(self, value: object) -> object:
+        """The value, unless too long or past ``le`` (pydantic checks it is an int within the bounds)."""
+        _refuse_extreme(value, self.ge, None, self.le)
         return value
 
-    return Annotated[int, Field(ge=ge, le=le, description=description), BeforeValidator(parse)]
+    def __iter__(self) -> Iterator[object]:
+        return iter(self._metadata)
+
+    def __repr__(self) -> str:
+        return f"Whole(le={self.le!r}, ge={self.ge!r})"
 
 
-def number(
-    *,
-    le: float | None = None,
-    lt: float | None = None,
-    ge: float | None = None,
-    gt: float | None = None,
-    description: str | None = None,
-) -> Any:
-    """An annotated finite ``float`` at most ``le`` (or below ``lt``), from ``ge`` (or above ``gt``)."""
-    bound = le if le is not None else lt
-    if bound is None:
-        raise TypeError("number() needs an upper bound, le or lt")
+class Number(GroupedMetadata):
+    """``Annotated[float, Number(...)]``: a finite ``float`` at most ``le`` (or below ``lt``), from ``ge`` (or above
+    ``gt``)."""
 
-    def parse(value: object) -> object:
-        _refuse_extreme(value, ge, gt, bound)
+    def __init__(
+        self,
+        *,
+        le: float | None = None,
+        lt: float | None = None,
+        ge: float | None = None,
+        gt: float | None = None,
+    ) -> None:
+        bound = le if le is not None else lt
+        if bound is None:
+            raise TypeError("Number() needs an upper bound, le or lt")
+        self.le, self.lt, self.ge, self.gt, self._bound = le, lt, ge, gt, bound
+        self._metadata = (*_bounds(ge=ge, gt=gt, le=le, lt=lt), BeforeValidator(self.parse))
+
+    def parse(self, value: object) -> object:
+        """The value, unless too long, not finite or past the upper bound (pydantic checks the rest)."""
+        _refuse_extreme(value, self.ge, self.gt, self._bound)
         return value
 
-    return Annotated[
-        float, Field(ge=ge, gt=gt, le=le, lt=lt, description=description), BeforeValidator(parse)
-    ]
+    def __iter__(self) -> Iterator[object]:
+        return iter(self._metadata)
+
+    def __repr__(self) -> str:
+        return f"Number(le={self.le!r}, lt={self.lt!r}, ge={self.ge!r}, gt={self.gt!r})"
+
+
+def _bounds(
+    *, ge: float | None = None, gt: float | None = None, le: float | None = None, lt: float | None = None
+) -> list[at.BaseMetadata]:
+    """The bounds given, as the constraints ``Field(gt=..., ge=..., lt=..., le=...)`` holds."""
+    given = [(at.Gt, gt), (at.Ge, ge), (at.Lt, lt), (at.Le, le)]
+    return [constraint(bound) for constraint, bound in given if bound is not None]
 
 
 def _example(unit: str) -> str:
@@ -179,77 +224,96 @@ def _normal(text: str) -> str:
     return text.strip().lower().replace("_", "-").replace(" ", "-")
 
 
-def choice(*values: str, aliases: dict[str, str] | None = None, description: str = "") -> Any:
-    """An enumerated string: matched case-insensitively, ``_``, ``-`` and spaces alike.
+class Choice(GroupedMetadata):
+    """``Annotated[str, Choice(...)]``: an enumerated string, matched case-insensitively, ``_``, ``-`` and spaces alike.
 
     ``aliases`` maps other spellings to a canonical value (``"bf16" -> "bf16-mixed"``).
     A value that matches nothing is an error listing the choices and the nearest one.
     """
-    aliases = aliases or {}
-    lookup = {_normal(value): value for value in values}
-    lookup.update({_normal(alias): target for alias, target in aliases.items()})
 
-    def parse(value: object) -> object:
+    def __init__(self, *values: str, aliases: dict[str, str] | None = None, description: str = "") -> None:
+        aliases = aliases or {}
+        self.values = values
+        self._lookup = {_normal(value): value for value in values}
+        self._lookup.update({_normal(alias): target for alias, target in aliases.items()})
+        schema: dict[str, Any] = {"type": "string", "enum": [*values, *aliases]}
+        if description:
+            schema["description"] = description
+        self._metadata = (BeforeValidator(self.parse), WithJsonSchema(schema))
+
+    def parse(self, value: object) -> object:
+        """The canonical value that ``value`` spells."""
         if isinstance(value, int | float) and not isinstance(value, bool):
             value = _text_of(value)
         if not isinstance(value, str):
-            raise ValueError(f"expected one of {_or_list(values)}")
-        found = lookup.get(_normal(value))
+            raise ValueError(f"expected one of {_or_list(self.values)}")
+        found = self._lookup.get(_normal(value))
         if found is None:
             near = (
-                difflib.get_close_matches(_normal(value), list(lookup), n=1, cutoff=0.6)
+                difflib.get_close_matches(_normal(value), list(self._lookup), n=1, cutoff=0.6)
                 if len(value) <= 100
                 else []
             )
-            hint = f"; did you mean {lookup[near[0]]!r}?" if near else ""
-            raise ValueError(f"{clip(repr(value), 120)} is not one of {_or_list(values)}{hint}")
+            hint = f"; did you mean {self._lookup[near[0]]!r}?" if near else ""
+            raise ValueError(f"{clip(repr(value), 120)} is not one of {_or_list(self.values)}{hint}")
         return found
 
-    schema: dict[str, Any] = {"type": "string", "enum": [*values, *aliases]}
-    if description:
-        schema["description"] = description
-    return Annotated[str, BeforeValidator(parse), WithJsonSchema(schema)]
+    def __iter__(self) -> Iterator[object]:
+        return iter(self._metadata)
+
+    def __repr__(self) -> str:
+        return f"Choice({', '.join(map(repr, self.values))})"
 
 
-def one_or_many(item: type[T]) -> Any:
-    """A list of ``item`` that may be written as a single mapping (``gpus: {...}``)."""
+class OneOrMany(GroupedMetadata):
+    """``Annotated[list[Item], OneOrMany(Item)]``: a list of ``Item`` that may be written as a single mapping
+    (``gpus: {...}``)."""
 
-    def wrap(value: object) -> object:
-        return [value] if isinstance(value, dict) else value
+    def __init__(self, item: type[BaseModel]) -> None:
+        self.item = item
+        # The JSON schema takes one item or a list (list[item], spelt so for a runtime type).
+        self._metadata = (
+            BeforeValidator(_wrap_one, json_schema_input_type=item | GenericAlias(list, (item,))),
+        )
 
-    schema_input = Union[item, list[item]]  # noqa: UP007 - a runtime type expression
-    return Annotated[list[item], BeforeValidator(wrap, json_schema_input_type=schema_input)]
+    def __iter__(self) -> Iterator[object]:
+        return iter(self._metadata)
 
-
-def string_map() -> Any:
-    """A mapping of names to strings; numbers and booleans are written back as YAML text."""
-
-    def coerce(value: object) -> object:
-        if not isinstance(value, dict):
-            return value
-        out: dict[object, object] = {}
-        for key, item in value.items():
-            if isinstance(item, bool):
-                item = "true" if item else "false"
-            elif isinstance(item, int | float):
-                item = _text_of(item)
-            out[key] = item
-        return out
-
-    schema = {"type": "object", "additionalProperties": {"type": ["string", "number", "boolean"]}}
-    return Annotated[dict[str, str], BeforeValidator(coerce), WithJsonSchema(schema)]
+    def __repr__(self) -> str:
+        return f"OneOrMany({self.item.__name__})"
 
 
-def version_string() -> Any:
-    """A version such as ``"535.104.05"`` or ``"12.4"``; a YAML number (``12.4``) is read as its text."""
+def _wrap_one(value: object) -> object:
+    return [value] if isinstance(value, dict) else value
 
-    def coerce(value: object) -> object:
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return _text_of(value)
+
+def _string_map(value: object) -> object:
+    if not isinstance(value, dict):
         return value
+    out: dict[object, object] = {}
+    for key, item in value.items():
+        if isinstance(item, bool):
+            item = "true" if item else "false"
+        elif isinstance(item, int | float):
+            item = _text_of(item)
+        out[key] = item
+    return out
 
-    schema = {"type": ["string", "number"]}
-    return Annotated[str, BeforeValidator(coerce), WithJsonSchema(schema)]
+
+def _version_text(value: object) -> object:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return _text_of(value)
+    return value
+
+
+#: A mapping of names to strings; numbers and booleans are written back as YAML text.
+StringMap = Annotated[
+    dict[str, str],
+    BeforeValidator(_string_map),
+    WithJsonSchema({"type": "object", "additionalProperties": {"type": ["string", "number", "boolean"]}}),
+]
+#: A version such as ``"535.104.05"`` or ``"12.4"``; a YAML number (``12.4``) is read as its text.
+VersionString = Annotated[str, BeforeValidator(_version_text), WithJsonSchema({"type": ["string", "number"]})]
 
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str:
@@ -272,12 +336,7 @@ def _or_list(values: Iterable[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " or " + items[-1]
 
 
-def count(le: int) -> Any:
-    """How many of something: at least 1, at most ``le``."""
-    return whole(le=le, description=f"How many; from 1 to {le:,}.")
-
-
 #: Nodes of a group, devices of a kind: at most a million.
-Count = count(1_000_000)
-Port = whole(le=65535)
+Count = Annotated[int, Whole(le=1_000_000), Field(description="How many; from 1 to 1,000,000.")]
+Port = Annotated[int, Whole(le=65535)]
 ApiVersion = Literal["rigcheck/v1"]

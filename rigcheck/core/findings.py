@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -102,7 +102,10 @@ class Finding(BaseModel):
         return self.location.line if self.location else None
 
 
-def _construct(cls: type[Any], values: dict[str, Any], fields_set: set[str]) -> Any:
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
+def _construct(cls: type[_Model], values: dict[str, Any], fields_set: set[str]) -> _Model:
     """``cls.model_construct`` without its per-call overhead: every field is in ``values`` already.
     (The attributes are the ones pydantic's own ``model_construct`` sets; a test compares the two.)"""
     instance = cls.__new__(cls)

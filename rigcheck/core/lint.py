@@ -233,13 +233,16 @@ class _Loader:
         for index, pair in enumerate(settings["pairs"]):
             line, column = settings.location(f"/pairs/{index}")
             where = Location(file=settings.path, line=line, column=column, pointer=f"/pairs/{index}")
-            rig = self.resolve(pair["rig"], "Rig", base, where)
-            workload = self.resolve(pair["workload"], "Workload", base, where)
-            for wanted, found, kind in ((pair["rig"], rig, "Rig"), (pair["workload"], workload, "Workload")):
+            pair_rig = self.resolve(pair["rig"], "Rig", base, where)
+            pair_workload = self.resolve(pair["workload"], "Workload", base, where)
+            for wanted, found, kind in (
+                (pair["rig"], pair_rig, "Rig"),
+                (pair["workload"], pair_workload, "Workload"),
+            ):
                 if found is None and not self._refused(where):
                     self._unknown(wanted, kind, where, f"config {settings.path}")
-            if rig is not None and workload is not None:
-                out.append((rig, workload))
+            if pair_rig is not None and pair_workload is not None:
+                out.append((pair_rig, pair_workload))
         matrix = settings["matrix"]
         if matrix:
             sides: dict[str, list[SpecDocument]] = {"Rig": [], "Workload": []}
@@ -249,10 +252,10 @@ class _Loader:
                     where = Location(
                         file=settings.path, line=line, column=column, pointer=f"/matrix/{key}/{index}"
                     )
-                    found = self.resolve_many(entry, kind, base, where)
-                    if not found and not self._refused(where):
+                    matched = self.resolve_many(entry, kind, base, where)
+                    if not matched and not self._refused(where):
                         self._unknown(entry, kind, where, f"config {settings.path}")
-                    sides[kind].extend(found)
+                    sides[kind].extend(matched)
             out.extend((rig, workload) for rig in sides["Rig"] for workload in sides["Workload"])
         return out
 
@@ -309,8 +312,8 @@ class _Loader:
         problem = Problem(
             where.file or "",
             f"{entry!r}: {reason}; not read",
-            where.line,
-            where.column,
+            where.line or 1,  # always set: these locations come from a spec or the config
+            where.column or 1,
             where.pointer or "",
             spec_codes.OUTSIDE_ROOT,
         )

@@ -22,33 +22,28 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
+from yaml.composer import Composer
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.parser import Parser
+from yaml.reader import Reader
 from yaml.resolver import BaseResolver
+from yaml.scanner import Scanner
 
 from rigcheck.core import spec_codes
 from rigcheck.core.errors import Problem, SpecError
 from rigcheck.core.positions import Mark, SourceMap, join_pointer
 
-try:  # libyaml's C parser, about ten times faster than the pure-Python one
-    from yaml.cyaml import CParser as _Parser
+try:  # libyaml's C parser, about ten times faster than the pure-Python one (what yaml.cyaml re-exports)
+    from yaml._yaml import CParser as _CParser
 except ImportError:  # pragma: no cover - depends on how PyYAML was built
-    from yaml.parser import Parser as _PyParser
-    from yaml.reader import Reader
-    from yaml.scanner import Scanner
-
-    class _Parser(Reader, Scanner, _PyParser):  # type: ignore[no-redef]
-        def __init__(self, stream: str) -> None:
-            Reader.__init__(self, stream)
-            Scanner.__init__(self)
-            _PyParser.__init__(self)
-
-    from yaml.composer import Composer as _Composer
+    _HAVE_LIBYAML = False
 else:
-    _Composer = None
+    _HAVE_LIBYAML = True
 
 #: Files larger than this are refused before they are read (``RIGCHECK_MAX_SPEC_BYTES`` overrides).
 MAX_FILE_BYTES = 32 * 1024 * 1024
@@ -141,20 +136,34 @@ def resolve_plain_scalar(value: str) -> str:
     return STR
 
 
-if _Composer is None:
+class _NodeLoader(Protocol):
+    """What :func:`_compose` needs of a loader: libyaml's or the pure-Python one."""
 
-    class _Loader(_Parser, _Yaml12Resolver):  # type: ignore[misc,valid-type]
+    def get_single_node(self) -> Node | None: ...
+
+    def dispose(self) -> None: ...
+
+
+class _PyLoader(Reader, Scanner, Parser, Composer, _Yaml12Resolver):  # pragma: no cover - pure-Python PyYAML
+    def __init__(self, stream: str) -> None:
+        Reader.__init__(self, stream)
+        Scanner.__init__(self)
+        Parser.__init__(self)
+        Composer.__init__(self)
+        _Yaml12Resolver.__init__(self)
+
+
+_Loader: Callable[[str], _NodeLoader]
+if _HAVE_LIBYAML:
+
+    class _CLoader(_CParser, _Yaml12Resolver):
         def __init__(self, stream: str) -> None:
-            _Parser.__init__(self, stream)
+            _CParser.__init__(self, stream)
             _Yaml12Resolver.__init__(self)
 
+    _Loader = _CLoader
 else:  # pragma: no cover - pure-Python PyYAML
-
-    class _Loader(_Parser, _Composer, _Yaml12Resolver):  # type: ignore[misc,valid-type,no-redef]
-        def __init__(self, stream: str) -> None:
-            _Parser.__init__(self, stream)
-            _Composer.__init__(self)
-            _Yaml12Resolver.__init__(self)
+    _Loader = _PyLoader
 
 
 def _mark(node: Node) -> Mark:
@@ -393,6 +402,7 @@ class _Builder:
                 self.build(item, join_pointer(pointer, index), depth + 1)
                 for index, item in enumerate(node.value)
             ]
+        assert isinstance(node, MappingNode)  # the composer makes only scalars, sequences and mappings
         return self._mapping(node, pointer, depth)
 
     def _mapping(self, node: MappingNode, pointer: str, depth: int) -> dict[str, Any]:

@@ -155,9 +155,7 @@ class PluginHost:
             entry_point
             for entry_point in entry_points(group=ENTRY_POINT_GROUP)
             if _normalise(entry_point.name) == wanted
-            or (
-                getattr(entry_point, "dist", None) is not None and _normalise(entry_point.dist.name) == wanted
-            )
+            or ((dist := getattr(entry_point, "dist", None)) is not None and _normalise(dist.name) == wanted)
         ]
         if not found:
             raise PluginError(

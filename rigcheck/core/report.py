@@ -7,13 +7,13 @@ verdicts. ``schemas/report.schema.json`` is generated from these models.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from rigcheck.core.findings import Finding, Severity, worst
 
-REPORT_SCHEMA_VERSION = 1
+REPORT_SCHEMA_VERSION: Final = 1
 
 
 class _ReportModel(BaseModel):

@@ -96,7 +96,8 @@ class Watchdog:
     def call(self, function: Callable[[], T], seconds: float) -> T:
         if self._worker is None or not self._worker.is_alive():
             self._start()
-        done, box = threading.Event(), {}
+        done = threading.Event()
+        box: dict[str, Any] = {}  # "value" or "error", filled by the worker
         self._tasks.put((function, done, box))
         if not done.wait(seconds):
             worker, self._worker = self._worker, None

@@ -118,7 +118,7 @@ def _json_schema_problems(document: Any) -> list[Problem]:
 def render_validation(results: list[ValidationResult], fmt: str, *, color: bool = False) -> str:
     if fmt == "json":
         return json.dumps([result.as_dict() for result in results], indent=2) + "\n"
-    lines = []
+    lines: list[str] = []
     for result in results:
         if result.problems:
             lines.extend(problem.format() for problem in result.problems)

@@ -168,7 +168,7 @@ def read_os(root: Path, *, live: bool = False) -> tuple[str | None, str | None, 
         if values.get("ID"):
             distro = values["ID"] + (f"-{values['VERSION_ID']}" if values.get("VERSION_ID") else "")
     if kernel is not None or (root / "proc").is_dir():
-        system = "wsl" if kernel and "microsoft" in kernel.lower() else "linux"
+        system: str | None = "wsl" if kernel and "microsoft" in kernel.lower() else "linux"
     elif live:
         system = {"win32": "windows", "darwin": "macos"}.get(sys.platform)
     else:

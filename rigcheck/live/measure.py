@@ -35,17 +35,18 @@ def measure(
     """Run the measurements and return them as :class:`Evidence` (tool ``rigcheck-measure``)."""
     torch = torch_module if torch_module is not None else _import_torch()
     say = progress or (lambda message: None)
+    torch_evidence = TorchEvidence(
+        version=str(getattr(torch, "__version__", None)),
+        cuda=getattr(getattr(torch, "version", None), "cuda", None),
+        cuda_available=bool(torch.cuda.is_available()),
+    )
     evidence = Evidence(
         source=source,
         tool="rigcheck-measure",
         host=socket.gethostname(),
         collected_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         os=platform.system().lower(),
-        torch=TorchEvidence(
-            version=str(getattr(torch, "__version__", None)),
-            cuda=getattr(getattr(torch, "version", None), "cuda", None),
-            cuda_available=bool(torch.cuda.is_available()),
-        ),
+        torch=torch_evidence,
     )
     size = size_mib * 2**20
     if not torch.cuda.is_available():
@@ -55,11 +56,11 @@ def measure(
         return evidence
     count = torch.cuda.device_count()
     evidence.gpu_count = count
-    evidence.torch.gpus = [torch.cuda.get_device_name(i) for i in range(count)]
-    evidence.torch.device_capabilities = [
+    torch_evidence.gpus = [torch.cuda.get_device_name(i) for i in range(count)]
+    torch_evidence.device_capabilities = [
         ".".join(map(str, torch.cuda.get_device_capability(i))) for i in range(count)
     ]
-    evidence.gpus = [GpuEvidence(index=i, name=name) for i, name in enumerate(evidence.torch.gpus)]
+    evidence.gpus = [GpuEvidence(index=i, name=name) for i, name in enumerate(torch_evidence.gpus)]
     steps = count * 3 + count * (count - 1) + (1 if count > 1 else 0)
     step = 0
 
@@ -73,18 +74,18 @@ def measure(
         host = torch.empty(size, dtype=torch.uint8, pin_memory=True)
         gpu = torch.empty(size, dtype=torch.uint8, device=device)
         other = torch.empty(size, dtype=torch.uint8, device=device)
-        for kind, dst, src, a, b in (
+        for kind, dst_name, src_name, target, origin in (
             ("h2d", device, "host", gpu, host),
             ("d2h", "host", device, host, gpu),
             ("d2d", device, device, other, gpu),
         ):
             tick(f"{kind} {device}, {size_mib} MiB")
-            seconds = _best(torch, lambda a=a, b=b: a.copy_(b, non_blocking=True), iterations)
+            seconds = _best(torch, _copy(target, origin), iterations)
             evidence.bandwidth.append(
                 Bandwidth(
                     kind=kind,
-                    src=src,
-                    dst=dst,
+                    src=src_name,
+                    dst=dst_name,
                     gbps=size / seconds / 1e9,
                     size_bytes=size,
                     pinned=True,
@@ -98,7 +99,7 @@ def measure(
             tick(f"p2p cuda:{src} -> cuda:{dst}")
             a = torch.empty(size, dtype=torch.uint8, device=f"cuda:{src}")
             b = torch.empty(size, dtype=torch.uint8, device=f"cuda:{dst}")
-            seconds = _best(torch, lambda a=a, b=b: b.copy_(a, non_blocking=True), iterations)
+            seconds = _best(torch, _copy(b, a), iterations)
             evidence.bandwidth.append(
                 Bandwidth(
                     kind="p2p",
@@ -126,6 +127,11 @@ def _import_torch() -> Any:
             "rigcheck measure needs PyTorch: pip install 'rigcheck[torch]' (or torch==2.13.0 for the CPU build)"
         ) from None
     return torch
+
+
+def _copy(target: Any, origin: Any) -> Callable[[], Any]:
+    """A run that copies ``origin`` into ``target`` (asynchronously; :func:`_best` synchronises)."""
+    return lambda: target.copy_(origin, non_blocking=True)
 
 
 def _best(torch: Any, run: Callable[[], Any], iterations: int) -> float:

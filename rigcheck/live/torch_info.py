@@ -39,7 +39,7 @@ def torch_facts(torch_module: Any = AUTO) -> dict[str, Any] | None:
     arch_list = _attempt(lambda: list(cuda.get_arch_list())) if cuda is not None else None
     facts["arch_list"] = [str(arch) for arch in arch_list] if arch_list else None
     capabilities = None
-    if available:
+    if available and cuda is not None:  # available is None without torch.cuda
         count = _attempt(lambda: int(cuda.device_count())) or 0
         found = [_attempt(lambda index=index: cuda.get_device_capability(index)) for index in range(count)]
         capabilities = [f"{cap[0]}.{cap[1]}" for cap in found if cap] or None

@@ -78,7 +78,8 @@ class CheckpointWriteChecker(WorkloadOnRigChecker):
             **table.cite(),
         }
         size = f"{fmt(plan.bytes / 1e9, 2)} GB checkpoint ({plan.size_how})"
-        if plan.write_seconds is None:
+        write_mb_s = plan.rates.write_mb_s
+        if plan.write_seconds is None or write_mb_s is None:  # a write time needs a write rate
             yield WRITE_OVERHEAD.skipped(
                 f"{size}: write rate of {plan.rates.label} unknown",
                 location=where,
@@ -90,10 +91,11 @@ class CheckpointWriteChecker(WorkloadOnRigChecker):
             return
         writers = f" by {plan.writers} nodes in parallel" if plan.writers > 1 else ""
         told = (
-            f"{size} written to {plan.rates.label} at {fmt(plan.rates.write_mb_s, 0)} MB/s{writers}: "
+            f"{size} written to {plan.rates.label} at {fmt(write_mb_s, 0)} MB/s{writers}: "
             f"{duration(plan.write_seconds)}"
         )
-        if plan.overhead is None:
+        overhead, interval = plan.overhead, plan.interval_seconds
+        if overhead is None or interval is None:  # an overhead needs an interval
             yield WRITE_OVERHEAD.skipped(
                 f"{told}; run.checkpoint_interval_min not given",
                 location=where,
@@ -102,12 +104,12 @@ class CheckpointWriteChecker(WorkloadOnRigChecker):
                 subject=ctx.subject,
             )
             return
-        told += f" every {fmt(plan.interval_seconds / 60)} min ({plan.overhead:.1%})"
+        told += f" every {fmt(interval / 60)} min ({overhead:.1%})"
         fix = (
             "faster checkpoint storage, asynchronous or sharded checkpoints, weights-only checkpoints between "
             f"full ones, or an interval of at least {fmt(plan.write_seconds / warn / 60, 0)} min"
         )
-        severity = WRITE_OVERHEAD.graded(plan.overhead, warn_at=warn, fail_at=fail)
+        severity = WRITE_OVERHEAD.graded(overhead, warn_at=warn, fail_at=fail)
         if severity is Severity.PASS:
             yield WRITE_OVERHEAD.passed(
                 told, location=where, related=related, evidence=evidence, subject=ctx.subject

@@ -87,13 +87,14 @@ class CudaRuntimeDriverChecker(PerNodeChecker):
             )
             return
         for runtime in stack.runtimes:
-            yield self._one(ctx, tables, stack, runtime, gpus[0], maximum, shown, subject)
+            yield self._one(ctx, tables, stack, stack.driver, runtime, gpus[0], maximum, shown, subject)
 
     @staticmethod
     def _one(
         ctx: CheckContext,
         tables: CudaTables,
         stack: SoftwareStack,
+        driver: Version,
         runtime: Runtime,
         gpu: GpuView,
         maximum: Version | None,
@@ -153,9 +154,9 @@ class CudaRuntimeDriverChecker(PerNodeChecker):
             )
         forward_problem = None
         if package:
-            forward_problem = _forward_problem(tables, stack, cuda, package)
+            forward_problem = _forward_problem(tables, stack, driver, cuda, package)
             if forward_problem is None:
-                branch = tables.branch(stack.driver)
+                branch = tables.branch(driver)
                 evidence.update(compat_package=package, branch=branch)
                 return RUNTIME_DRIVER.passed(
                     f"{label}: runs through forward-compatibility package {package} on R{branch}, NVIDIA's "
@@ -181,7 +182,7 @@ class CudaRuntimeDriverChecker(PerNodeChecker):
         floor = parse_version(floor_text)
         evidence["mvc_floor"] = floor_text
         upgrade = f"upgrade the driver to {needed_text} or newer" if needed_text else "upgrade the driver"
-        if floor is not None and stack.driver >= floor:
+        if floor is not None and driver >= floor:
             return RUNTIME_DRIVER.warned(
                 f"{label}: runs only through minor-version compatibility (CUDA {cuda.major}.x floor "
                 f"{floor_text}; full support from {needed_text}){also}: no PTX JIT "
@@ -222,10 +223,13 @@ class CudaRuntimeDriverChecker(PerNodeChecker):
         )
 
 
-def _forward_problem(tables: CudaTables, stack: SoftwareStack, cuda: CudaVersion, package: str) -> str | None:
-    """Why a forward-compatibility package cannot carry this runtime on this driver, or None when it can."""
+def _forward_problem(
+    tables: CudaTables, stack: SoftwareStack, driver: Version, cuda: CudaVersion, package: str
+) -> str | None:
+    """Why a forward-compatibility package cannot carry this runtime on ``driver`` (``stack.driver``), or
+    None when it can."""
     row = tables.forward_package(package)
-    branch = tables.branch(stack.driver)
+    branch = tables.branch(driver)
     if stack.os not in (None, "linux"):
         return f"forward compatibility is Linux-only, not {stack.os}"
     if row is None:

@@ -120,8 +120,11 @@ class EvidenceNcclChecker(EvidenceChecker):
         detail["share"] = round(share, 3)
         told = f"{label}: busbw {fmt(busbw, 1)} GB/s at the largest size against {through} ({share:.0%})"
         fix = "check NVLink (EVD005), P2P (EVD012), NCCL interface variables (NET003/NET004); NCCL_DEBUG=INFO"
-        small = size is not None and size < int(facts["min_size_bytes"])
-        if small and share < float(facts["warn_below_fraction"]):
+        if (
+            size is not None
+            and size < int(facts["min_size_bytes"])
+            and share < float(facts["warn_below_fraction"])
+        ):
             return BUSBW.warned(
                 f"{told}; the largest size, {fmt(size / 2**20, 0)} MiB, is too small to reach peak, so this is "
                 f"not conclusive",

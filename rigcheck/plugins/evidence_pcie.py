@@ -182,6 +182,7 @@ class EvidencePcieChecker(Checker):
         if node is None or not copies:
             return
         pcie, card = node.spec.pcie, node.gpus[0].facts.pcie
+        lanes: int
         if pcie is not None:
             gen, lanes = pcie.gen, pcie.lanes_per_gpu
         elif card is not None:

@@ -13,6 +13,7 @@ from rigcheck.core.estimation.targets import against_target
 from rigcheck.core.facts import FactSection
 from rigcheck.core.findings import Finding, Severity
 from rigcheck.core.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.models.workload import Workload
 from rigcheck.core.numbers import fmt
 from rigcheck.core.rules import Rule, RuleDocs
 
@@ -93,15 +94,18 @@ class HbmBandwidthChecker(Checker):
     needs_workload = True
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
+        workload = ctx.workload
+        if workload is None:  # the engine skips a needs_workload checker before this
+            return
         seen: set[str] = set()
         for node in ctx.nodes:
             for gpu in node.gpus:
                 if gpu.facts.id in seen:
                     continue
                 seen.add(gpu.facts.id)
-                yield from self._one(ctx, node, gpu)
+                yield from self._one(ctx, workload, node, gpu)
 
-    def _one(self, ctx: CheckContext, node: NodeView, gpu: GpuView) -> Iterator[Finding]:
+    def _one(self, ctx: CheckContext, workload: Workload, node: NodeView, gpu: GpuView) -> Iterator[Finding]:
         on_rig = ctx.estimate_on(node, gpu)
         estimate = on_rig.estimate
         where_gpu = {
@@ -111,14 +115,15 @@ class HbmBandwidthChecker(Checker):
         notes = {"gpu_notes": list(on_rig.gpu_notes)} if on_rig.gpu_notes else {}
         facts = ctx.facts("throughput")
         if estimate.inputs.training:
-            yield self._training(ctx, estimate, gpu, where_gpu, notes, facts)
+            yield self._training(ctx, workload, estimate, gpu, where_gpu, notes, facts)
         else:
-            yield self._decode(ctx, estimate, gpu, where_gpu, notes, facts)
-            yield self._prefill(ctx, estimate, gpu, where_gpu, notes, facts)
+            yield self._decode(ctx, workload, estimate, gpu, where_gpu, notes, facts)
+            yield self._prefill(ctx, workload, estimate, gpu, where_gpu, notes, facts)
 
     def _decode(
         self,
         ctx: CheckContext,
+        workload: Workload,
         estimate: WorkloadEstimate,
         gpu: GpuView,
         where_gpu: dict[str, Any],
@@ -126,7 +131,7 @@ class HbmBandwidthChecker(Checker):
         facts: Mapping[str, FactSection],
     ) -> Finding:
         speed = estimate.decode
-        inference = ctx.workload.inference
+        inference = workload.inference
         per_seq_target = inference.target_tokens_per_s_per_seq if inference else None
         total_target = inference.target_tokens_per_s if inference else None
         pointer = (
@@ -156,14 +161,6 @@ class HbmBandwidthChecker(Checker):
             f"{fmt(total.default, 0)} output tokens/s in all ({fmt(total.low, 0)}-{fmt(total.high, 0)}) at "
             f"concurrency {c}, bound by {speed.binds}: {speed.formula}"
         )
-        if per_seq_target is None and total_target is None:
-            return DECODE_SPEED.skipped(
-                f"no inference.target_tokens_per_s_per_seq or target_tokens_per_s; estimate {told}",
-                location=where,
-                evidence=evidence,
-                fix="set inference.target_tokens_per_s_per_seq (or target_tokens_per_s) to check the rig against it",
-                **where_gpu,
-            )
         if per_seq_target is not None:
             target, value, what = per_seq_target, tps, "tokens/s per sequence"
             fix = (
@@ -171,11 +168,19 @@ class HbmBandwidthChecker(Checker):
                 f"{max(1, int(c * tps.default / target))} sequences per replica, raise tensor parallelism, "
                 f"quantise weights or the KV cache (fp8), or use GPUs with more memory bandwidth"
             )
-        else:
+        elif total_target is not None:
             target, value, what = total_target, total, "output tokens/s in all"
             fix = (
                 f"to reach {fmt(target)} output tokens/s: more replicas or GPUs, a larger batch where memory "
                 f"allows, quantised weights, or GPUs with more memory bandwidth"
+            )
+        else:
+            return DECODE_SPEED.skipped(
+                f"no inference.target_tokens_per_s_per_seq or target_tokens_per_s; estimate {told}",
+                location=where,
+                evidence=evidence,
+                fix="set inference.target_tokens_per_s_per_seq (or target_tokens_per_s) to check the rig against it",
+                **where_gpu,
             )
         if speed.binds != "memory bandwidth":
             fix += f" (this step is bound by {speed.binds})"
@@ -193,6 +198,7 @@ class HbmBandwidthChecker(Checker):
     def _prefill(
         self,
         ctx: CheckContext,
+        workload: Workload,
         estimate: WorkloadEstimate,
         gpu: GpuView,
         where_gpu: dict[str, Any],
@@ -200,7 +206,7 @@ class HbmBandwidthChecker(Checker):
         facts: Mapping[str, FactSection],
     ) -> Finding:
         inputs = estimate.inputs
-        inference = ctx.workload.inference
+        inference = workload.inference
         target = inference.target_ttft_ms if inference else None
         where = ctx.workload_at("/inference/target_ttft_ms" if target else "/inference")
         speed = estimate.decode
@@ -246,6 +252,7 @@ class HbmBandwidthChecker(Checker):
     def _training(
         self,
         ctx: CheckContext,
+        workload: Workload,
         estimate: WorkloadEstimate,
         gpu: GpuView,
         where_gpu: dict[str, Any],
@@ -253,7 +260,7 @@ class HbmBandwidthChecker(Checker):
         facts: Mapping[str, FactSection],
     ) -> Finding:
         speed = estimate.training
-        run = ctx.workload.run
+        run = workload.run
         hours_planned = run.hours if run else None
         where = ctx.workload_at("/run/hours" if hours_planned else "/run")
         if speed is None:
@@ -293,7 +300,7 @@ class HbmBandwidthChecker(Checker):
                 **where_gpu,
             )
         hours = speed.run_hours
-        _, origin = run_tokens_with_origin(ctx.workload, estimate.inputs.seq_len)
+        _, origin = run_tokens_with_origin(workload, estimate.inputs.seq_len)
         upper_bound = origin != "data.tokens"
         evidence["run_tokens_from"] = origin
         bound = " (samples x seq_len, an upper bound)" if upper_bound else ""

@@ -91,7 +91,7 @@ class NcclDebugEnvChecker(PerNodeChecker):
                     location=where,
                     subject=subject,
                 )
-            link = interconnect.kind if nvlink else "PCIe peer-to-peer"
+            link = interconnect.kind if nvlink and interconnect is not None else "PCIe peer-to-peer"
             return DEBUG_SWITCHES.warned(
                 f"{name}=1 on {node.gpus_per_node} x {gpu.facts.name} joined by {link}: GPU-to-GPU traffic goes "
                 f"through host memory instead",

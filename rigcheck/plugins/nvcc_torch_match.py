@@ -49,8 +49,9 @@ class NvccTorchMatchChecker(PerNodeChecker):
             return
         stack = software_stack(node)
         subject = f"{ctx.rig.name} / {node.label}"
-        torch_cuda = stack.torch.cuda if stack and stack.torch else None
-        if stack is None or stack.toolkit is None or torch_cuda is None:
+        torch = stack.torch if stack else None
+        torch_cuda = torch.cuda if torch else None
+        if stack is None or stack.toolkit is None or torch is None or torch_cuda is None:
             yield MATCH.passed(
                 f"{node.label}: no host toolkit and CUDA torch build both declared: nothing to compare",
                 location=ctx.rig_at(f"{node.pointer}/software"),
@@ -58,8 +59,8 @@ class NvccTorchMatchChecker(PerNodeChecker):
             )
             return
         where = ctx.rig_at(f"{node.pointer}/software/cuda_toolkit")
-        evidence = {"nvcc": stack.toolkit.text, "torch": stack.torch.text, "torch_cuda": torch_cuda.text}
-        label = f"nvcc {stack.toolkit.text} and torch {stack.torch.text} (CUDA {torch_cuda.text})"
+        evidence = {"nvcc": stack.toolkit.text, "torch": torch.text, "torch_cuda": torch_cuda.text}
+        label = f"nvcc {stack.toolkit.text} and torch {torch.text} (CUDA {torch_cuda.text})"
         if stack.toolkit.major != torch_cuda.major:
             yield MATCH.warned(
                 f"{label}: majors differ, so torch.utils.cpp_extension refuses to build CUDA extensions",

@@ -20,12 +20,18 @@ PSU_LOAD = Rule(
     severity=Severity.FAIL,
     docs=RuleDocs(
         what="Adds the GPUs' power limits (the rig's `power_limit_w`, else each card's board power), the CPU's "
-        "sustained power (`cpu.tdp_w`: Intel's base power, AMD's TDP) and the platform (100 W for board, RAM, "
-        "drives and fans; an SXM/OAM baseboard adds 0.7 x its GPUs' board power for NVSwitches, NICs and fans), "
-        "or takes the node's `max_power_w` (the vendor's maximum input power, x 0.94 for DC), and compares the "
+        "sustained power (`cpu.tdp_w`: Intel's base power, AMD's TDP) and the platform "
+        "({facts:power.sustained.platform_w} W for board, RAM, "
+        "drives and fans; an SXM/OAM baseboard adds {facts:power.sustained.baseboard_fraction} x its GPUs' board "
+        "power for NVSwitches, NICs and fans), "
+        "or takes the node's `max_power_w` (the vendor's maximum input power, x "
+        "{facts:power.sustained.vendor_input_efficiency} for DC), and compares the "
         "sum with the PSU capacity (N x rating for N+M redundant units; unit by unit with `feeds_gpus`): warn "
-        "above 80%, fail above 100%. OEM workstations and redundant servers with a vendor maximum pass up to "
-        "100% (the vendor's budget). Without `cpu.tdp_w` the verdict must hold for a CPU of up to 350 W per "
+        "above {facts:power.sustained.warn_above_fraction:.0%}, fail above "
+        "{facts:power.sustained.fail_above_fraction:.0%}. OEM workstations and redundant servers with a vendor "
+        "maximum pass up to "
+        "100% (the vendor's budget). Without `cpu.tdp_w` the verdict must hold for a CPU of up to "
+        "{facts:power.sustained.cpu_unknown_w_per_socket} W per "
         "socket, else the rule cannot check. Numbers are in `specs/rules/power.yaml`.",
         why="Training holds the GPUs at their power limit for days. A PSU run near its rating runs hot and fails "
         "more often (Lambda: failure rates rise as the load approaches 1,500 W on 1,600 W units); Puget "

@@ -96,7 +96,7 @@ class TensorParallelChecker(WorkloadOnRigChecker):
         )
         facts = ctx.facts("interconnect")
         if workload.task == "inference":
-            yield self._serving(ctx, node, gpu, where, subject, facts["tensor_parallel_serving"])
+            yield self._serving(ctx, workload, node, gpu, where, subject, facts["tensor_parallel_serving"])
             return
         link = intra_node_link(node, gpu, facts)
         peak, field = peak_tflops(gpu.facts, workload.precision)
@@ -106,6 +106,7 @@ class TensorParallelChecker(WorkloadOnRigChecker):
             return
         element = 4 if workload.precision == "32-true" else 2
         achieved = peak * 1e12 * mfu
+        assert ctx.arch is not None  # resolved with the workload
         hidden = ctx.arch.hidden
         ratio = (t - 1) * element * achieved / (9 * hidden * link.busbw_gbps * 1e9)
         section = facts["tensor_parallel"]
@@ -141,12 +142,18 @@ class TensorParallelChecker(WorkloadOnRigChecker):
 
     @staticmethod
     def _serving(
-        ctx: CheckContext, node: NodeView, gpu: GpuView, where: Location, subject: str, section: FactSection
+        ctx: CheckContext,
+        workload: Workload,
+        node: NodeView,
+        gpu: GpuView,
+        where: Location,
+        subject: str,
+        section: FactSection,
     ) -> Finding:
         """Decoding: the tensor-parallel all-reduces of one decode step (2 per layer of concurrency x h
         elements, latency-bound) against the rest of the step (reading the weights and KV cache), from
         rigcheck.core.estimation.decoding."""
-        t = ctx.workload.parallelism.tp
+        t = workload.parallelism.tp
         decode = ctx.estimate_on(node, gpu).estimate.decode
         if decode is None:
             return TP_LINKS.skipped(

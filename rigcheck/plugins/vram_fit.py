@@ -20,6 +20,7 @@ from rigcheck.core.estimate import (
 from rigcheck.core.estimation.fixes import Limits, find_fixes, gpus_needed
 from rigcheck.core.findings import Finding, Severity
 from rigcheck.core.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.models.workload import Workload
 from rigcheck.core.numbers import fmt
 from rigcheck.core.rules import Rule, RuleDocs
 
@@ -127,7 +128,7 @@ class VramFitChecker(Checker):
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         workload = ctx.workload
         assert workload is not None
-        yield self._world_size(ctx)
+        yield self._world_size(ctx, workload)
         seen: set[tuple[str, float]] = set()
         for node in ctx.nodes:
             for gpu in node.gpus:
@@ -156,8 +157,7 @@ class VramFitChecker(Checker):
             else "write inference: {context_len: S, concurrency: N}",
         )
 
-    def _world_size(self, ctx: CheckContext) -> Finding:
-        workload = ctx.workload
+    def _world_size(self, ctx: CheckContext, workload: Workload) -> Finding:
         par = workload.parallelism
         world = par.world_size
         available = sum(node.count * node.gpus_per_node for node in ctx.nodes)
@@ -307,7 +307,7 @@ class VramFitChecker(Checker):
         need = memory.host * ranks
         where = ctx.workload_at("/parallelism/offload")
         related = [ctx.rig_at(f"{node.pointer}/memory_gib")]
-        evidence = {
+        evidence: dict[str, Any] = {
             "host_gib_per_gpu": round(memory.host / GIB, 3),
             "ranks_on_node": ranks,
             "need_gib": round(need / GIB, 3),

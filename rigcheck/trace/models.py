@@ -8,10 +8,13 @@ numbers are the architecture's own; nothing else is taken from a hub.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rigcheck.core.errors import UsageError
 from rigcheck.core.estimation.architecture import Architecture
+
+if TYPE_CHECKING:
+    from transformers import PretrainedConfig
 
 #: Families the tracer can build, and the model_type each becomes when the architecture names none.
 TRACEABLE = ("llama", "mixtral", "gpt2", "falcon", "opt", "phi")
@@ -41,8 +44,13 @@ def build_config(arch: Architecture, *, attention: str, dropout: float | None = 
 
     kind = model_type_of(arch)
     drop = (0.1 if arch.dropout else 0.0) if dropout is None else dropout
-    common = {"vocab_size": arch.vocab, "tie_word_embeddings": arch.tied_embeddings, "use_cache": False}
+    common: dict[str, Any] = {
+        "vocab_size": arch.vocab,
+        "tie_word_embeddings": arch.tied_embeddings,
+        "use_cache": False,
+    }
     max_position = arch.max_position or 4096
+    config: PretrainedConfig
     if kind in ("llama", "mistral", "qwen2", "gemma"):
         values: dict[str, Any] = {
             **common,

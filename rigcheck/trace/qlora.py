@@ -88,7 +88,9 @@ def quantize_block_linears(model: Any, *, quant: str, double_quant: bool, comput
                         device="meta",
                     )
                 packed = torch.empty(-(-out_features * in_features // 2), 1, dtype=torch.uint8)
-                weight = torch.nn.Parameter(packed, requires_grad=False)
+                # A plain Parameter (Params4bit cannot wrap a fake tensor) given the Params4bit attributes
+                # that bitsandbytes and PEFT read; torch's Parameter declares none of them.
+                weight: Any = torch.nn.Parameter(packed, requires_grad=False)
                 weight.quant_state = _fake_quant_state(
                     out_features, in_features, quant=quant, double_quant=double_quant, dtype=compute_dtype
                 )

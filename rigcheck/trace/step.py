@@ -177,6 +177,7 @@ class _Runner:
             from rigcheck.trace.qlora import quantize_block_linears
 
             quant = i.qlora_quant if i.task == "qlora" else i.quantization
+            assert quant is not None  # the condition above: a qlora task, or quantization nf4/fp4
             double = i.qlora_double_quant if i.task == "qlora" else False
             count = quantize_block_linears(model, quant=quant, double_quant=double, compute_dtype=self.low)
             self.notes.append(
@@ -219,7 +220,7 @@ class _Runner:
         i = self.i
         for parameter in model.parameters():
             parameter.requires_grad_(False)
-        targets = list(i.lora_targets) if i.lora_targets else None
+        targets: list[str] | str | None = list(i.lora_targets) if i.lora_targets else None
         if targets and any(target.lower() in ("all-linear", "all_linear", "all") for target in targets):
             targets = "all-linear"
         config = LoraConfig(
@@ -247,7 +248,10 @@ class _Runner:
         def make(params: list[Any]) -> Any:
             if name in ("adamw", "adam"):
                 kind = torch.optim.AdamW if name == "adamw" else torch.optim.Adam
-                implementation = {"fused": {"fused": True}, "for-loop": {"foreach": False}}
+                implementation: dict[str, dict[str, Any]] = {
+                    "fused": {"fused": True},
+                    "for-loop": {"foreach": False},
+                }
                 return kind(
                     params, lr=1e-5, **implementation.get(i.optimizer_implementation, {"foreach": True})
                 )
@@ -409,8 +413,7 @@ class _Runner:
         if self.i.fsdp:
             from torch.distributed._tools.fsdp2_mem_tracker import FSDPMemTracker
 
-            tracker = FSDPMemTracker(model, optimizers[0] if optimizers else None)
-            return tracker
+            return FSDPMemTracker(model, optimizers[0] if optimizers else None)
         from torch.distributed._tools.mem_tracker import MemTracker
 
         tracker = MemTracker()
@@ -491,11 +494,12 @@ def _assign_converted_parameters() -> Iterator[None]:
                 self._buffers[key] = fn(buffer)
         return self
 
-    torch.nn.Module._apply = _apply
+    # A deliberate monkeypatch of a method (mypy's method-assign), undone in the finally below.
+    torch.nn.Module._apply = _apply  # type: ignore[method-assign]
     try:
         yield
     finally:
-        torch.nn.Module._apply = original
+        torch.nn.Module._apply = original  # type: ignore[method-assign]
         converted.clear()
 
 
@@ -518,13 +522,14 @@ def _frozen_parameter_hooks() -> Iterator[None]:
     def register_post(self: Any, hook: Any) -> Any:
         return post_accumulate(self, hook) if self.requires_grad else _NoHook()
 
-    torch.Tensor.register_hook = register_hook
-    torch.Tensor.register_post_accumulate_grad_hook = register_post
+    # A deliberate monkeypatch of two methods (mypy's method-assign), undone in the finally below.
+    torch.Tensor.register_hook = register_hook  # type: ignore[method-assign]
+    torch.Tensor.register_post_accumulate_grad_hook = register_post  # type: ignore[method-assign]
     try:
         yield
     finally:
-        torch.Tensor.register_hook = register
-        torch.Tensor.register_post_accumulate_grad_hook = post_accumulate
+        torch.Tensor.register_hook = register  # type: ignore[method-assign]
+        torch.Tensor.register_post_accumulate_grad_hook = post_accumulate  # type: ignore[method-assign]
 
 
 @contextlib.contextmanager

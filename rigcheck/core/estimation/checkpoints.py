@@ -31,9 +31,9 @@ class CheckpointPlan:
 
 
 def checkpoint_plan(ctx: CheckContext, facts: Mapping[str, Any]) -> CheckpointPlan | None:
-    workload = ctx.workload
+    workload, arch = ctx.workload, ctx.arch  # the architecture is None exactly when the workload is
     node = ctx.first_gpu_node
-    if workload is None or node is None or workload.task == "inference":
+    if workload is None or arch is None or node is None or workload.task == "inference":
         return None
     run = workload.run
     checkpoint = run.checkpoint if run else None
@@ -45,7 +45,6 @@ def checkpoint_plan(ctx: CheckContext, facts: Mapping[str, Any]) -> CheckpointPl
     if picked is None:
         return None
     rates = device_rates(node, *picked, facts)
-    arch = ctx.arch
     trainable = arch.params
     if workload.task in ("lora", "qlora"):
         lora = workload.lora

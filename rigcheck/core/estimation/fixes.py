@@ -69,7 +69,8 @@ def _largest(inputs: MemoryInputs, name: str, fits: Fits, upper: int, *, step: i
     low, high = 0, upper // step
     while low < high:
         middle = (low + high + 1) // 2
-        if fits(estimate_memory(replace(inputs, **{name: middle * step}))):
+        change: dict[str, Any] = {name: middle * step}  # one integer field of MemoryInputs
+        if fits(estimate_memory(replace(inputs, **change))):
             low = middle
         else:
             high = middle - 1

@@ -153,12 +153,13 @@ def node_power(node: NodeView, facts: Mapping[str, Any]) -> NodePower:
     spec = node.spec
     cpu_w = float(spec.cpu.tdp_w) if spec.cpu and spec.cpu.tdp_w is not None else None
     psus = []
-    for index, psu in enumerate(spec.psu or ()):
+    psu_groups = spec.psu or ()
+    for index, psu in enumerate(psu_groups):
         active, spares = psu.count, 0
         if psu.redundancy:
             n, m = (int(part) for part in psu.redundancy.replace(" ", "").split("+"))
             active, spares = n, m
-        pointer = f"{node.pointer}/psu" + (f"/{index}" if len(spec.psu) > 1 else "")
+        pointer = f"{node.pointer}/psu" + (f"/{index}" if len(psu_groups) > 1 else "")
         psus.append(
             PsuGroup(
                 index,
@@ -179,7 +180,7 @@ def node_power(node: NodeView, facts: Mapping[str, Any]) -> NodePower:
     baseboard = [g for g in node.gpus if g.facts.form_factor in ("SXM", "OAM") and g.facts.tdp_w]
     if baseboard:
         fraction = float(facts["sustained"]["baseboard_fraction"])
-        board = fraction * sum(float(g.facts.tdp_w) * g.count for g in baseboard)
+        board = fraction * sum(float(g.facts.tdp_w or 0) * g.count for g in baseboard)  # each has a TDP
         platform += board
         why = (
             f"100 W + {fraction:g} x the SXM GPUs' board power for the baseboard's NVSwitches, NICs and fans"

@@ -35,8 +35,11 @@ def job_mtbf_hours(rate_per_gpu_hour: float, gpus: int) -> float:
 
 
 def run_hours(ctx: CheckContext) -> tuple[float | None, str]:
-    """The run's length: ``run.hours``, else the throughput estimate's time for the data."""
+    """The run's length: ``run.hours``, else the throughput estimate's time for the data (``ctx`` must
+    hold a workload)."""
     workload = ctx.workload
+    if workload is None:
+        raise ValueError("no workload in this context")
     if workload.run is not None and workload.run.hours:
         return float(workload.run.hours), "run.hours"
     if ctx.first_gpu_node is None or workload.task == "inference":

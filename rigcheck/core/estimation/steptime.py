@@ -218,6 +218,7 @@ def collectives(inputs: MemoryInputs, topology: Topology) -> list[Collective]:
     micro = max(1, i.grad_accum)
     mp = t * p * max(1, i.cp)  # ranks of one model replica, innermost
     params16 = shards.params * _bytes(i.precision)  # this rank's model shard in 16 bits
+    trainable: float
     if i.frozen_base:
         trainable = (
             arch.lora_params_per_layer(i.lora_rank, arch.lora_roles(i.lora_targets)) * shards.layers_local

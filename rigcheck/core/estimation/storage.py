@@ -113,6 +113,7 @@ def _cloud(
         kind in ("pd-balanced", "pd-ssd") and size_gib <= 0
     ):  # per-GiB rates of an unknown size: unknown, not 0
         return None, None, None, f"{kind}: rates scale with the size, and capacity_gb is not given"
+    mb_s: float | None  # None only for a provisioned volume that gives no rate
     if kind in ("gp3", "premium-ssd-v2"):
         iops = device.provisioned_iops or spec["baseline_iops"]
         if device.provisioned_mb_s:

@@ -3,6 +3,6 @@
 from rigcheck.core.models.rig import Rig
 from rigcheck.core.models.workload import Workload
 
-SPEC_KINDS = {"Rig": Rig, "Workload": Workload}
+SPEC_KINDS: dict[str, type[Rig] | type[Workload]] = {"Rig": Rig, "Workload": Workload}
 
 __all__ = ["SPEC_KINDS", "Rig", "Workload"]

@@ -6,89 +6,107 @@ left out is unknown (``None``), and a checker that needs it says so instead of g
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
 from rigcheck.core.fields import (
     MAX_NAME,
     ApiVersion,
+    Choice,
     Count,
+    Number,
+    OneOrMany,
     Port,
+    Quantity,
     SpecModel,
-    choice,
-    count,
-    number,
-    one_or_many,
-    quantity,
-    string_map,
-    version_string,
-    whole,
+    StringMap,
+    VersionString,
+    Whole,
 )
 
 # Upper bounds no real rig reaches (issue 15): they keep every number finite downstream. A rate that
 # divides (MB/s, IOPS, Gb/s, GB/s) is also above 0.
 #: One PSU, GPU or CPU: 100 kW. A whole node (max_power_w): 1 MW (a GB200 NVL72 rack is 132 kW).
-Watts = quantity("watts", "W", le=100_000)
-NodeWatts = quantity("watts", "W", le=1_000_000)
+Watts = Annotated[float, Quantity("watts", "W", le=100_000)]
+NodeWatts = Annotated[float, Quantity("watts", "W", le=1_000_000)]
 #: Card and case sizes: 10 m.
-Millimetres = quantity("length", "mm", le=10_000)
+Millimetres = Annotated[float, Quantity("length", "mm", le=10_000)]
 #: GPU memory and system RAM: 1 PiB.
-GiB = quantity("bytes", "GiB", le=2**20)
+GiB = Annotated[float, Quantity("bytes", "GiB", le=2**20)]
 #: Storage capacity: 1 EB.
-GB = quantity(
-    "bytes",
-    "GB",
-    le=1e9,
-    description="In GB (1e9 bytes); a string with a unit is converted (e.g. '3.84 TB').",
-)
+GB = Annotated[
+    float,
+    Quantity(
+        "bytes",
+        "GB",
+        le=1e9,
+        description="In GB (1e9 bytes); a string with a unit is converted (e.g. '3.84 TB').",
+    ),
+]
 #: Storage throughput: above 0, at most 100 TB/s.
-MBps = quantity(
-    "bytes_per_s",
-    "MB/s",
-    gt=0,
-    ge=None,
-    le=1e8,
-    description="In MB/s (1e6 bytes per second), or e.g. '7 GB/s'.",
-)
+MBps = Annotated[
+    float,
+    Quantity(
+        "bytes_per_s",
+        "MB/s",
+        gt=0,
+        ge=None,
+        le=1e8,
+        description="In MB/s (1e6 bytes per second), or e.g. '7 GB/s'.",
+    ),
+]
 #: GPU memory and GPU-to-GPU bandwidth: above 0, at most 1 PB/s.
-GBps = quantity("bytes_per_s", "GB/s", gt=0, ge=None, le=1e6)
+GBps = Annotated[float, Quantity("bytes_per_s", "GB/s", gt=0, ge=None, le=1e6)]
 #: Network line rate: above 0, at most 1 Pb/s.
-Gbps = quantity(
-    "bits_per_s",
-    "Gb/s",
-    gt=0,
-    ge=None,
-    le=1e6,
-    description="In Gb/s (1e9 bits per second), or e.g. '400 Gb/s'.",
-)
+Gbps = Annotated[
+    float,
+    Quantity(
+        "bits_per_s",
+        "Gb/s",
+        gt=0,
+        ge=None,
+        le=1e6,
+        description="In Gb/s (1e9 bits per second), or e.g. '400 Gb/s'.",
+    ),
+]
 #: Dense tensor throughput of one GPU: at most 1 EFLOPS.
-Tflops = number(gt=0, le=1e6)
+Tflops = Annotated[float, Number(gt=0, le=1e6)]
 #: Random I/O of one device: above 0, at most 1e10 IOPS.
-Iops = number(gt=0, le=1e10)
+Iops = Annotated[float, Number(gt=0, le=1e10)]
 #: GPUs in one node, PSUs and NICs of a node: 1,024.
-PerNode = count(1024)
+PerNode = Annotated[int, Whole(le=1024), Field(description="How many; from 1 to 1,024.")]
 
-Cooler = choice(
-    "open-air",
-    "blower",
-    "passive",
-    "liquid",
-    "hybrid",
-    aliases={"axial": "open-air", "water": "liquid"},
-    description="open-air (axial fans), blower (exhausts out of the case), passive (needs server "
-    "airflow), liquid, hybrid.",
-)
+Cooler = Annotated[
+    str,
+    Choice(
+        "open-air",
+        "blower",
+        "passive",
+        "liquid",
+        "hybrid",
+        aliases={"axial": "open-air", "water": "liquid"},
+        description="open-air (axial fans), blower (exhausts out of the case), passive (needs server "
+        "airflow), liquid, hybrid.",
+    ),
+]
+
+#: A GPU power connector (a card's socket, a PSU's native cable).
+PowerConnector = Annotated[str, Choice("12vhpwr", "12v-2x6", "8pin-pcie", "6pin-pcie", "8pin-eps")]
 
 
 class Circuit(SpecModel):
     """A wall circuit (branch circuit) that feeds PSUs."""
 
     name: str | None = Field(None, description="Name that PSUs refer to with psu.circuit.")
-    volts: quantity("volts", "V", gt=0, ge=None, le=1000) = Field(description="Nominal voltage.")
-    amps: quantity("amps", "A", gt=0, ge=None, le=1000) = Field(description="Breaker rating.")
+    volts: Annotated[float, Quantity("volts", "V", gt=0, ge=None, le=1000)] = Field(
+        description="Nominal voltage."
+    )
+    amps: Annotated[float, Quantity("amps", "A", gt=0, ge=None, le=1000)] = Field(
+        description="Breaker rating."
+    )
     phases: Literal[1, 3] = Field(1, description="1 or 3; for 3 phases, volts is line-to-line.")
-    continuous_load_fraction: number(gt=0, le=1) | None = Field(
+    continuous_load_fraction: Annotated[float, Number(gt=0, le=1)] | None = Field(
         None,
         description="Share of the breaker rating allowed for continuous loads (default 0.8, NEC).",
     )
@@ -101,8 +119,10 @@ class Site(SpecModel):
     circuits: list[Circuit] | None = Field(
         None, description="Several circuits; PSUs name theirs with psu.circuit."
     )
-    ambient_c: number(ge=-40, le=60) | None = Field(None, description="Room temperature, deg C.")
-    rack_power_limit_kw: quantity("watts", "kW", gt=0, ge=None, le=100_000) | None = Field(
+    ambient_c: Annotated[float, Number(ge=-40, le=60)] | None = Field(
+        None, description="Room temperature, deg C."
+    )
+    rack_power_limit_kw: Annotated[float, Quantity("watts", "kW", gt=0, ge=None, le=100_000)] | None = Field(
         None, description="Power a rack may draw, kW."
     )
 
@@ -125,7 +145,9 @@ class GpuGroup(SpecModel):
         None, description="Card length (the catalog has the reference card's)."
     )
     height_mm: Millimetres | None = None
-    slots: number(gt=0, le=8) | None = Field(None, description="Expansion slots one card occupies.")
+    slots: Annotated[float, Number(gt=0, le=8)] | None = Field(
+        None, description="Expansion slots one card occupies."
+    )
     power_limit_w: Watts | None = Field(
         None, description="Power limit set with nvidia-smi -pl (default: board power)."
     )
@@ -142,23 +164,28 @@ class GpuGroup(SpecModel):
     ecc: bool | None = Field(
         None, description="ECC mode as configured (nvidia-smi -e); unknown when left out."
     )
-    power_connectors: list[choice("12vhpwr", "12v-2x6", "8pin-pcie", "6pin-pcie", "8pin-eps")] | None = Field(
+    power_connectors: list[PowerConnector] | None = Field(
         None, description="Power connectors on this card model."
     )
-    slot_gap: whole(ge=0, le=4) | None = Field(None, description="Empty slots left between adjacent cards.")
+    slot_gap: Annotated[int, Whole(ge=0, le=4)] | None = Field(
+        None, description="Empty slots left between adjacent cards."
+    )
 
 
-GpuInterconnectKind = choice(
-    "pcie",
-    "nvlink-bridge",
-    "nvlink",
-    "nvswitch",
-    "infinity-fabric",
-    "none",
-    aliases={"nvlink bridge": "nvlink-bridge", "bridge": "nvlink-bridge", "xgmi": "infinity-fabric"},
-    description="pcie (no GPU links), nvlink-bridge (2-GPU bridges), nvlink (point-to-point), nvswitch, "
-    "infinity-fabric (AMD xGMI), none (single GPU).",
-)
+GpuInterconnectKind = Annotated[
+    str,
+    Choice(
+        "pcie",
+        "nvlink-bridge",
+        "nvlink",
+        "nvswitch",
+        "infinity-fabric",
+        "none",
+        aliases={"nvlink bridge": "nvlink-bridge", "bridge": "nvlink-bridge", "xgmi": "infinity-fabric"},
+        description="pcie (no GPU links), nvlink-bridge (2-GPU bridges), nvlink (point-to-point), nvswitch, "
+        "infinity-fabric (AMD xGMI), none (single GPU).",
+    ),
+]
 
 
 class GpuInterconnect(SpecModel):
@@ -171,7 +198,7 @@ class GpuInterconnect(SpecModel):
     p2p: bool | None = Field(
         None, description="Whether peer-to-peer over PCIe is enabled (nvidia-smi topo -p2p r)."
     )
-    bridges: whole(ge=0, le=1024) | None = Field(
+    bridges: Annotated[int, Whole(ge=0, le=1024)] | None = Field(
         None, description="NVLink bridges fitted (each joins two cards)."
     )
 
@@ -179,11 +206,11 @@ class GpuInterconnect(SpecModel):
 class Pcie(SpecModel):
     """The PCIe link of each GPU to the host."""
 
-    gen: whole(ge=1, le=7) = Field(
+    gen: Annotated[int, Whole(ge=1, le=7)] = Field(
         description="PCIe generation of the slot (and card, the lower of the two)."
     )
     lanes_per_gpu: Literal[1, 2, 4, 8, 16] = Field(16, description="Electrical lanes of each GPU slot.")
-    chipset_gpus: whole(ge=0, le=1024) = Field(
+    chipset_gpus: Annotated[int, Whole(ge=0, le=1024)] = Field(
         0, description="GPUs in slots wired to the chipset instead of the CPU."
     )
 
@@ -193,10 +220,12 @@ class Cpu(SpecModel):
 
     model: str | None = None
     sockets: PerNode = 1
-    cores: whole(le=1_000_000) | None = Field(
+    cores: Annotated[int, Whole(le=1_000_000)] | None = Field(
         None, description="Physical cores in total, across all sockets."
     )
-    threads: whole(le=1_000_000) | None = Field(None, description="Hardware threads in total.")
+    threads: Annotated[int, Whole(le=1_000_000)] | None = Field(
+        None, description="Hardware threads in total."
+    )
     tdp_w: Watts | None = Field(
         None,
         description="Sustained power of all sockets together: Intel's Processor Base Power (PL1) or AMD's TDP, W. "
@@ -207,30 +236,33 @@ class Cpu(SpecModel):
         description="Short-term power of all sockets: Intel's Maximum Turbo Power (PL2) or AMD's PPT, W "
         "(PWR002 counts it in a spike; default tdp_w).",
     )
-    pcie_lanes: whole(le=100_000) | None = Field(None, description="CPU PCIe lanes in total.")
-    vendor: choice("intel", "amd", "arm", "apple", "nvidia") | None = None
+    pcie_lanes: Annotated[int, Whole(le=100_000)] | None = Field(None, description="CPU PCIe lanes in total.")
+    vendor: Annotated[str, Choice("intel", "amd", "arm", "apple", "nvidia")] | None = None
 
 
-StorageKind = choice(
-    "nvme",
-    "sata-ssd",
-    "sas-ssd",
-    "hdd",
-    "network-fs",
-    "cloud-volume",
-    "object-store",
-    "ramdisk",
-    aliases={
-        "ssd": "sata-ssd",
-        "sata": "sata-ssd",
-        "disk": "hdd",
-        "nfs": "network-fs",
-        "lustre": "network-fs",
-        "ebs": "cloud-volume",
-        "tmpfs": "ramdisk",
-        "s3": "object-store",
-    },
-)
+StorageKind = Annotated[
+    str,
+    Choice(
+        "nvme",
+        "sata-ssd",
+        "sas-ssd",
+        "hdd",
+        "network-fs",
+        "cloud-volume",
+        "object-store",
+        "ramdisk",
+        aliases={
+            "ssd": "sata-ssd",
+            "sata": "sata-ssd",
+            "disk": "hdd",
+            "nfs": "network-fs",
+            "lustre": "network-fs",
+            "ebs": "cloud-volume",
+            "tmpfs": "ramdisk",
+            "s3": "object-store",
+        },
+    ),
+]
 
 
 class StorageDevice(SpecModel):
@@ -244,7 +276,7 @@ class StorageDevice(SpecModel):
         None, description="Cloud volume type: gp3, gp2, io2, pd-ssd, pd-balanced, premium-ssd-v2, ..."
     )
     count: Count = 1
-    raid: choice("none", "raid0", "raid1", "raid5", "raid6", "raid10", "jbod") | None = None
+    raid: Annotated[str, Choice("none", "raid0", "raid1", "raid5", "raid6", "raid10", "jbod")] | None = None
     capacity_gb: GB | None = Field(None, description="Capacity of one device, GB.")
     free_gb: GB | None = Field(None, description="Space free for data and checkpoints, GB.")
     read_mb_s: MBps | None = Field(None, description="Sequential read of one device, MB/s.")
@@ -254,13 +286,13 @@ class StorageDevice(SpecModel):
     provisioned_iops: Iops | None = Field(None, description="Cloud volumes: provisioned IOPS.")
     provisioned_mb_s: MBps | None = Field(None, description="Cloud volumes: provisioned throughput, MB/s.")
     mount: str | None = None
-    roles: list[choice("os", "data", "checkpoints", "scratch", "home")] | None = None
+    roles: list[Annotated[str, Choice("os", "data", "checkpoints", "scratch", "home")]] | None = None
 
 
 class Psu(SpecModel):
     """Power supplies: ``count`` identical units, optionally redundant (N+M)."""
 
-    watts: quantity("watts", "W", gt=0, ge=None, le=100_000) = Field(
+    watts: Annotated[float, Quantity("watts", "W", gt=0, ge=None, le=100_000)] = Field(
         description="Rated DC output of one unit at the site's voltage."
     )
     count: PerNode = 1
@@ -268,35 +300,38 @@ class Psu(SpecModel):
         None, pattern=r"^\s*\d+\s*\+\s*\d+\s*$", description="'N+M': N carry the load, M are spares."
     )
     efficiency: (
-        choice(
-            "80plus",
-            "80plus-bronze",
-            "80plus-silver",
-            "80plus-gold",
-            "80plus-platinum",
-            "80plus-titanium",
-            aliases={
-                "bronze": "80plus-bronze",
-                "silver": "80plus-silver",
-                "gold": "80plus-gold",
-                "platinum": "80plus-platinum",
-                "titanium": "80plus-titanium",
-                "white": "80plus",
-            },
-        )
+        Annotated[
+            str,
+            Choice(
+                "80plus",
+                "80plus-bronze",
+                "80plus-silver",
+                "80plus-gold",
+                "80plus-platinum",
+                "80plus-titanium",
+                aliases={
+                    "bronze": "80plus-bronze",
+                    "silver": "80plus-silver",
+                    "gold": "80plus-gold",
+                    "platinum": "80plus-platinum",
+                    "titanium": "80plus-titanium",
+                    "white": "80plus",
+                },
+            ),
+        ]
         | None
     ) = None
-    efficiency_pct: number(gt=50, le=100) | None = Field(
+    efficiency_pct: Annotated[float, Number(gt=50, le=100)] | None = Field(
         None, description="Measured efficiency at the load, %."
     )
-    atx_version: version_string() | None = Field(None, description="ATX spec version: '2.52', '3.0', '3.1'.")
-    connectors: list[choice("12vhpwr", "12v-2x6", "8pin-pcie", "6pin-pcie", "8pin-eps")] | None = Field(
+    atx_version: VersionString | None = Field(None, description="ATX spec version: '2.52', '3.0', '3.1'.")
+    connectors: list[PowerConnector] | None = Field(
         None,
         description="Native GPU cables of one unit, one entry per cable (two 12V-2x6 cables: list it twice); "
         "PWR003 counts the 16-pin ones against the node's 16-pin cards.",
     )
     circuit: str | None = Field(None, description="Name of the site circuit it is plugged into.")
-    feeds_gpus: whole(ge=0, le=1024) | None = Field(
+    feeds_gpus: Annotated[int, Whole(ge=0, le=1024)] | None = Field(
         None,
         description="GPUs each unit of this group powers on its own (one 1000 W unit per two cards: 2); the "
         "units without it carry the CPU, the board and the remaining GPUs. PWR001 then checks each unit.",
@@ -308,22 +343,25 @@ class Chassis(SpecModel):
     """The case or server enclosure."""
 
     form_factor: (
-        choice(
-            "mid-tower",
-            "full-tower",
-            "small-form-factor",
-            "open-frame",
-            "rackmount",
-            "workstation",
-            "laptop",
-            "mini-pc",
-            aliases={"rack": "rackmount", "sff": "small-form-factor", "tower": "mid-tower"},
-            description="workstation: an OEM workstation (Lenovo ThinkStation, Dell Precision, HP Z) whose "
-            "vendor sizes its power; towers built from retail parts are mid-tower or full-tower.",
-        )
+        Annotated[
+            str,
+            Choice(
+                "mid-tower",
+                "full-tower",
+                "small-form-factor",
+                "open-frame",
+                "rackmount",
+                "workstation",
+                "laptop",
+                "mini-pc",
+                aliases={"rack": "rackmount", "sff": "small-form-factor", "tower": "mid-tower"},
+                description="workstation: an OEM workstation (Lenovo ThinkStation, Dell Precision, HP Z) whose "
+                "vendor sizes its power; towers built from retail parts are mid-tower or full-tower.",
+            ),
+        ]
         | None
     ) = None
-    rack_units: whole(le=60) | None = None
+    rack_units: Annotated[int, Whole(le=60)] | None = None
     gpu_clearance_mm: Millimetres | None = Field(None, description="Longest card that fits, mm.")
     gpu_max_length_mm: Millimetres | None = Field(
         None,
@@ -333,27 +371,30 @@ class Chassis(SpecModel):
     gpu_height_clearance_mm: Millimetres | None = Field(
         None, description="Tallest card (with plug) that fits, mm."
     )
-    expansion_slots: whole(le=20) | None = None
-    airflow: choice("desktop", "server-ducted", "open-air", "liquid") | None = None
+    expansion_slots: Annotated[int, Whole(le=20)] | None = None
+    airflow: Annotated[str, Choice("desktop", "server-ducted", "open-air", "liquid")] | None = None
 
 
-NetworkKind = choice(
-    "ethernet",
-    "infiniband",
-    "roce",
-    "efa",
-    "omni-path",
-    "slingshot",
-    "tcp",
-    aliases={"ib": "infiniband", "eth": "ethernet", "opa": "omni-path"},
-)
+NetworkKind = Annotated[
+    str,
+    Choice(
+        "ethernet",
+        "infiniband",
+        "roce",
+        "efa",
+        "omni-path",
+        "slingshot",
+        "tcp",
+        aliases={"ib": "infiniband", "eth": "ethernet", "opa": "omni-path"},
+    ),
+]
 
 
 class NetworkLink(SpecModel):
     """Network adapters of one kind in a node."""
 
     kind: NetworkKind
-    rate: choice("sdr", "ddr", "qdr", "fdr", "edr", "hdr", "ndr", "xdr") | None = Field(
+    rate: Annotated[str, Choice("sdr", "ddr", "qdr", "fdr", "edr", "hdr", "ndr", "xdr")] | None = Field(
         None, description="InfiniBand rate name."
     )
     gbps: Gbps | None = Field(None, description="Line rate of one port, Gb/s.")
@@ -362,38 +403,36 @@ class NetworkLink(SpecModel):
         None, description="Interface or HCA names, comma-separated: 'mlx5_0,mlx5_1'."
     )
     gpudirect_rdma: bool | None = None
-    role: choice("compute", "storage", "management", "frontend", "any") | None = None
+    role: Annotated[str, Choice("compute", "storage", "management", "frontend", "any")] | None = None
     subnet: str | None = None
 
 
 class Software(SpecModel):
     """The software stack of a node."""
 
-    os: choice("linux", "windows", "wsl", "macos") | None = None
+    os: Annotated[str, Choice("linux", "windows", "wsl", "macos")] | None = None
     distro: str | None = Field(None, description="ubuntu-22.04, rhel-9, ...")
-    kernel: version_string() | None = None
-    driver: version_string() | None = Field(None, description="NVIDIA driver version: '535.104.05'.")
-    cuda_toolkit: version_string() | None = Field(
-        None, description="Host CUDA toolkit, as nvcc -V reports it."
-    )
-    cuda_runtime: version_string() | None = Field(
+    kernel: VersionString | None = None
+    driver: VersionString | None = Field(None, description="NVIDIA driver version: '535.104.05'.")
+    cuda_toolkit: VersionString | None = Field(None, description="Host CUDA toolkit, as nvcc -V reports it.")
+    cuda_runtime: VersionString | None = Field(
         None, description="CUDA runtime the workload uses when no torch build is given."
     )
-    torch: version_string() | None = Field(None, description="PyTorch build: '2.7.0+cu128'.")
+    torch: VersionString | None = Field(None, description="PyTorch build: '2.7.0+cu128'.")
     cuda_compat: str | None = Field(None, description="Forward-compatibility package: 'cuda-compat-12-8'.")
-    kernel_modules: choice("open", "proprietary") | None = Field(
+    kernel_modules: Annotated[str, Choice("open", "proprietary")] | None = Field(
         None,
         description="Which NVIDIA kernel modules the driver loads: open (the default from R560, Turing and newer "
         "only) or proprietary.",
     )
-    peer_memory: choice("nvidia-peermem", "nv_peer_mem", "dma-buf", "none") | None = Field(
+    peer_memory: Annotated[str, Choice("nvidia-peermem", "nv_peer_mem", "dma-buf", "none")] | None = Field(
         None,
         description="How GPUDirect RDMA reaches the NIC: nvidia-peermem (in the driver from R470), Mellanox's "
         "separate nv_peer_mem module (before R470), Linux DMA-BUF, or none.",
     )
-    nccl: version_string() | None = None
-    rocm: version_string() | None = None
-    env: string_map() | None = Field(None, description="Environment variables of the training processes.")
+    nccl: VersionString | None = None
+    rocm: VersionString | None = None
+    env: StringMap | None = Field(None, description="Environment variables of the training processes.")
 
 
 class Firewall(SpecModel):
@@ -411,10 +450,12 @@ class NodeGroup(SpecModel):
         description="A cloud instance type ('aws g5.xlarge'): its GPUs come as they are, so fixes never add GPUs.",
     )
     count: Count = 1
-    spares: whole(ge=0, le=1_000_000) | None = Field(
+    spares: Annotated[int, Whole(ge=0, le=1_000_000)] | None = Field(
         None, description="Spare nodes kept ready for this group (not counted in count)."
     )
-    gpus: one_or_many(GpuGroup) | None = Field(None, description="The GPUs of one node: one group or a list.")
+    gpus: Annotated[list[GpuGroup], OneOrMany(GpuGroup)] | None = Field(
+        None, description="The GPUs of one node: one group or a list."
+    )
     gpu_interconnect: GpuInterconnect | None = None
     pcie: Pcie | None = None
     cpu: Cpu | None = None
@@ -425,26 +466,26 @@ class NodeGroup(SpecModel):
         "(DGX H100: 10,200 W); replaces the sum of parts.",
     )
     storage: list[StorageDevice] | None = None
-    psu: one_or_many(Psu) | None = None
+    psu: Annotated[list[Psu], OneOrMany(Psu)] | None = None
     chassis: Chassis | None = None
     network: list[NetworkLink] | None = None
     software: Software | None = None
     firewall: Firewall | None = None
     hostnames: list[str] | None = None
-    labels: string_map() | None = None
+    labels: StringMap | None = None
 
 
 #: What NVML reports, bounded like the spec fields: MiB up to 1 PiB, watts, and small counts (PCIe
 #: generation and width, NVLinks).
-ProbedMiB = number(ge=0, le=2**30)
-ProbedWatts = number(ge=0, le=100_000)
-ProbedSmall = whole(ge=0, le=1024)
+ProbedMiB = Annotated[float, Number(ge=0, le=2**30)]
+ProbedWatts = Annotated[float, Number(ge=0, le=100_000)]
+ProbedSmall = Annotated[int, Whole(ge=0, le=1024)]
 
 
 class ProbedGpu(SpecModel):
     """One GPU as ``rigcheck probe`` read it through NVML (and torch)."""
 
-    index: whole(ge=0, le=1_000_000)
+    index: Annotated[int, Whole(ge=0, le=1_000_000)]
     name: str
     uuid: str | None = None
     serial: str | None = None
@@ -464,10 +505,10 @@ class ProbedGpu(SpecModel):
     pcie_gen_host_max: ProbedSmall | None = None
     pcie_width_current: ProbedSmall | None = None
     pcie_width_max: ProbedSmall | None = None
-    pcie_replay_counter: whole(ge=0, le=2**64) | None = None
+    pcie_replay_counter: Annotated[int, Whole(ge=0, le=2**64)] | None = None
     nvlinks_active: ProbedSmall | None = None
     nvlinks_total: ProbedSmall | None = None
-    processes: whole(ge=0, le=1_000_000) | None = Field(
+    processes: Annotated[int, Whole(ge=0, le=1_000_000)] | None = Field(
         None, description="Processes holding memory on the GPU when probed."
     )
     memory_used_mib: ProbedMiB | None = None
@@ -507,7 +548,7 @@ class Rig(SpecModel):
     description: str | None = None
     site: Site | None = None
     nodes: list[NodeGroup] = Field(min_length=1)
-    labels: string_map() | None = None
+    labels: StringMap | None = None
     probed_at: str | None = Field(None, description="When rigcheck probe wrote this spec (ISO 8601).")
     probe: ProbeInfo | None = Field(None, description="What rigcheck probe read from the machine (one node).")
 

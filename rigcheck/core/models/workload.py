@@ -13,13 +13,13 @@ from pydantic import BeforeValidator, Field, WithJsonSchema
 from rigcheck.core.fields import (
     MAX_NAME,
     ApiVersion,
+    Choice,
+    Number,
     Port,
+    Quantity,
     SpecModel,
-    choice,
-    number,
-    quantity,
-    string_map,
-    whole,
+    StringMap,
+    Whole,
 )
 
 # Upper bounds no real workload reaches (issue 15): they keep every number finite downstream.
@@ -36,126 +36,143 @@ MAX_DEGREE = 1_000_000
 #: Experts of a mixture-of-experts layer.
 MAX_EXPERTS = 100_000
 
-Degree = whole(le=MAX_DEGREE)
-Tokens = whole(le=MAX_TOKENS)
+Degree = Annotated[int, Whole(le=MAX_DEGREE)]
+Tokens = Annotated[int, Whole(le=MAX_TOKENS)]
 #: Durations (run hours, checkpoint interval, restart time): a million hours.
 MAX_HOURS = 1_000_000
 
-Task = choice(
-    "pretrain",
-    "full_finetune",
-    "lora",
-    "qlora",
-    "inference",
-    aliases={
-        "finetune": "full_finetune",
-        "full-ft": "full_finetune",
-        "sft": "full_finetune",
-        "serving": "inference",
-        "serve": "inference",
-        "train": "pretrain",
-    },
-    description="pretrain | full_finetune | lora | qlora | inference",
-)
+Task = Annotated[
+    str,
+    Choice(
+        "pretrain",
+        "full_finetune",
+        "lora",
+        "qlora",
+        "inference",
+        aliases={
+            "finetune": "full_finetune",
+            "full-ft": "full_finetune",
+            "sft": "full_finetune",
+            "serving": "inference",
+            "serve": "inference",
+            "train": "pretrain",
+        },
+        description="pretrain | full_finetune | lora | qlora | inference",
+    ),
+]
 
-Precision = choice(
-    "32-true",
-    "16-mixed",
-    "bf16-mixed",
-    "bf16-true",
-    "16-true",
-    "fp8-mixed",
-    "64-true",
-    aliases={
-        "fp32": "32-true",
-        "32": "32-true",
-        "float32": "32-true",
-        "fp16": "16-mixed",
-        "16": "16-mixed",
-        "amp": "16-mixed",
-        "bf16": "bf16-mixed",
-        "bfloat16": "bf16-mixed",
-        "pure-bf16": "bf16-true",
-        "fp16-true": "16-true",
-        "fp8": "fp8-mixed",
-        "fp64": "64-true",
-        "64": "64-true",
-        "float64": "64-true",
-    },
-    description="PyTorch Lightning names: 32-true (fp32), 16-mixed (fp16), bf16-mixed (bf16, fp32 master weights), "
-    "bf16-true and 16-true (all 16-bit), fp8-mixed, 64-true (fp64).",
-)
+Precision = Annotated[
+    str,
+    Choice(
+        "32-true",
+        "16-mixed",
+        "bf16-mixed",
+        "bf16-true",
+        "16-true",
+        "fp8-mixed",
+        "64-true",
+        aliases={
+            "fp32": "32-true",
+            "32": "32-true",
+            "float32": "32-true",
+            "fp16": "16-mixed",
+            "16": "16-mixed",
+            "amp": "16-mixed",
+            "bf16": "bf16-mixed",
+            "bfloat16": "bf16-mixed",
+            "pure-bf16": "bf16-true",
+            "fp16-true": "16-true",
+            "fp8": "fp8-mixed",
+            "fp64": "64-true",
+            "64": "64-true",
+            "float64": "64-true",
+        },
+        description="PyTorch Lightning names: 32-true (fp32), 16-mixed (fp16), bf16-mixed (bf16, fp32 master weights), "
+        "bf16-true and 16-true (all 16-bit), fp8-mixed, 64-true (fp64).",
+    ),
+]
 
-QuantizationName = choice(
-    "none",
-    "int8",
-    "int4",
-    "nf4",
-    "fp4",
-    "gptq",
-    "awq",
-    "fp8",
-    # llama.cpp's GGUF types: bits per weight of the whole file (specs/rules/memory.yaml quantization_bits)
-    "q2_k",
-    "q3_k_m",
-    "q4_0",
-    "q4_k_m",
-    "q5_0",
-    "q5_k_m",
-    "q6_k",
-    "q8_0",
-    aliases={"8bit": "int8", "4bit": "nf4", "llm.int8": "int8", "q4_k": "q4_k_m", "q5_k": "q5_k_m"},
-    description="A quantisation scheme: int8, int4, nf4, fp4, gptq, awq, fp8 (the linear layers), or a GGUF type "
-    "(q4_0, q4_k_m, q8_0, ...: the whole file at its published bits per weight).",
-)
+QuantizationName = Annotated[
+    str,
+    Choice(
+        "none",
+        "int8",
+        "int4",
+        "nf4",
+        "fp4",
+        "gptq",
+        "awq",
+        "fp8",
+        # llama.cpp's GGUF types: bits per weight of the whole file (specs/rules/memory.yaml quantization_bits)
+        "q2_k",
+        "q3_k_m",
+        "q4_0",
+        "q4_k_m",
+        "q5_0",
+        "q5_k_m",
+        "q6_k",
+        "q8_0",
+        aliases={"8bit": "int8", "4bit": "nf4", "llm.int8": "int8", "q4_k": "q4_k_m", "q5_k": "q5_k_m"},
+        description="A quantisation scheme: int8, int4, nf4, fp4, gptq, awq, fp8 (the linear layers), or a GGUF type "
+        "(q4_0, q4_k_m, q8_0, ...: the whole file at its published bits per weight).",
+    ),
+]
 
 
 class QuantizationBits(SpecModel):
     """Weights at a stated number of bits each (EXL2's bpw, a GGUF file's size x 8 / parameters)."""
 
-    bits: number(gt=1, le=16) = Field(description="Bits per weight, scales and zero points included.")
-    applies_to: choice("all", "linear") = Field(
+    bits: Annotated[float, Number(gt=1, le=16)] = Field(
+        description="Bits per weight, scales and zero points included."
+    )
+    applies_to: Annotated[str, Choice("all", "linear")] = Field(
         "all", description="all: every parameter (GGUF, EXL2 report it so); linear: the block linears only."
     )
 
 
 Quantization = QuantizationName
 
-Optimizer = choice(
-    "adamw",
-    "adam",
-    "adamw-8bit",
-    "paged-adamw-8bit",
-    "paged-adamw",
-    "sgd",
-    "sgd-momentum",
-    "adafactor",
-    "lion",
-    "none",
-    aliases={
-        "adamw8bit": "adamw-8bit",
-        "adam8bit": "adamw-8bit",
-        "bnb-adamw-8bit": "adamw-8bit",
-        "paged-adamw8bit": "paged-adamw-8bit",
-        "paged-adamw-32bit": "paged-adamw",
-        "momentum": "sgd-momentum",
-    },
-)
+Optimizer = Annotated[
+    str,
+    Choice(
+        "adamw",
+        "adam",
+        "adamw-8bit",
+        "paged-adamw-8bit",
+        "paged-adamw",
+        "sgd",
+        "sgd-momentum",
+        "adafactor",
+        "lion",
+        "none",
+        aliases={
+            "adamw8bit": "adamw-8bit",
+            "adam8bit": "adamw-8bit",
+            "bnb-adamw-8bit": "adamw-8bit",
+            "paged-adamw8bit": "paged-adamw-8bit",
+            "paged-adamw-32bit": "paged-adamw",
+            "momentum": "sgd-momentum",
+        },
+    ),
+]
 
-Attention = choice(
-    "eager",
-    "sdpa",
-    "flash",
-    aliases={
-        "flash-attention": "flash",
-        "flash-attention-2": "flash",
-        "flash-attn": "flash",
-        "fa2": "flash",
-        "flash-attention-2.0": "flash",
-        "math": "eager",
-    },
-    description="eager keeps the s x s attention scores; sdpa and flash do not.",
-)
+Attention = Annotated[
+    str,
+    Choice(
+        "eager",
+        "sdpa",
+        "flash",
+        aliases={
+            "flash-attention": "flash",
+            "flash-attention-2": "flash",
+            "flash-attn": "flash",
+            "fa2": "flash",
+            "flash-attention-2.0": "flash",
+            "math": "eager",
+        },
+        description="eager keeps the s x s attention scores; sdpa and flash do not.",
+    ),
+]
 
 
 def _checkpointing(value: object) -> object:
@@ -194,12 +211,12 @@ ActivationCheckpointing = Annotated[
 class Moe(SpecModel):
     """Mixture-of-experts layers."""
 
-    experts: whole(ge=2, le=MAX_EXPERTS)
-    top_k: whole(le=MAX_EXPERTS)
-    expert_ffn: whole(le=MAX_WIDTH) | None = Field(
+    experts: Annotated[int, Whole(ge=2, le=MAX_EXPERTS)]
+    top_k: Annotated[int, Whole(le=MAX_EXPERTS)]
+    expert_ffn: Annotated[int, Whole(le=MAX_WIDTH)] | None = Field(
         None, description="FFN width of one expert (default: model.ffn)."
     )
-    shared_experts: whole(ge=0, le=MAX_EXPERTS) = 0
+    shared_experts: Annotated[int, Whole(ge=0, le=MAX_EXPERTS)] = 0
 
 
 class ModelSpec(SpecModel):
@@ -210,48 +227,57 @@ class ModelSpec(SpecModel):
     hf_config: str | None = Field(
         None, description="Path to a Hugging Face config.json (read without transformers)."
     )
-    params_b: number(gt=0, le=1e6) | None = Field(None, description="Parameters, billions.")
-    layers: whole(le=MAX_LAYERS) | None = None
-    hidden: whole(le=MAX_WIDTH) | None = None
-    heads: whole(le=MAX_HEADS) | None = None
-    kv_heads: whole(le=MAX_HEADS) | None = Field(
+    params_b: Annotated[float, Number(gt=0, le=1e6)] | None = Field(None, description="Parameters, billions.")
+    layers: Annotated[int, Whole(le=MAX_LAYERS)] | None = None
+    hidden: Annotated[int, Whole(le=MAX_WIDTH)] | None = None
+    heads: Annotated[int, Whole(le=MAX_HEADS)] | None = None
+    kv_heads: Annotated[int, Whole(le=MAX_HEADS)] | None = Field(
         None, description="Key/value heads (grouped-query attention)."
     )
-    head_dim: whole(le=MAX_WIDTH) | None = None
-    ffn: whole(le=MAX_WIDTH) | None = Field(None, description="MLP intermediate size.")
-    vocab: whole(le=MAX_WIDTH) | None = None
+    head_dim: Annotated[int, Whole(le=MAX_WIDTH)] | None = None
+    ffn: Annotated[int, Whole(le=MAX_WIDTH)] | None = Field(None, description="MLP intermediate size.")
+    vocab: Annotated[int, Whole(le=MAX_WIDTH)] | None = None
     max_position: Tokens | None = None
     mlp: (
-        choice("swiglu", "geglu", "gelu", "relu", aliases={"silu": "swiglu", "gated-silu": "swiglu"}) | None
+        Annotated[
+            str, Choice("swiglu", "geglu", "gelu", "relu", aliases={"silu": "swiglu", "gated-silu": "swiglu"})
+        ]
+        | None
     ) = None
     tied_embeddings: bool | None = None
     moe: Moe | None = None
-    architecture: choice("decoder", "encoder", "encoder-decoder") | None = None
+    architecture: Annotated[str, Choice("decoder", "encoder", "encoder-decoder")] | None = None
     family: (
-        choice(
-            "llama",
-            "mixtral",
-            "gpt2",
-            "gpt_bigcode",
-            "qwen1",
-            "falcon",
-            "chatglm",
-            "opt",
-            "bert",
-            "phi",
-            "t5",
-            description="Module naming for LoRA targets (llama: q_proj ... down_proj; gpt2: c_attn, c_proj, "
-            "c_fc; ...).",
-        )
+        Annotated[
+            str,
+            Choice(
+                "llama",
+                "mixtral",
+                "gpt2",
+                "gpt_bigcode",
+                "qwen1",
+                "falcon",
+                "chatglm",
+                "opt",
+                "bert",
+                "phi",
+                "t5",
+                description="Module naming for LoRA targets (llama: q_proj ... down_proj; gpt2: c_attn, c_proj, "
+                "c_fc; ...).",
+            ),
+        ]
         | None
     ) = None
-    norm: choice("rmsnorm", "layernorm") | None = None
+    norm: Annotated[str, Choice("rmsnorm", "layernorm")] | None = None
     head: (
-        choice(
-            "lm",
-            "classification",
-            description="lm: logits over the vocabulary; classification: a few labels.",
-        )
+        Annotated[
+            str,
+            Choice(
+                "lm",
+                "classification",
+                description="lm: logits over the vocabulary; classification: a few labels.",
+            ),
+        ]
         | None
     ) = None
     dropout: bool | None = Field(None, description="The model trains with dropout (GPT-2, BERT, OPT do).")
@@ -273,8 +299,8 @@ class Parallelism(SpecModel):
     cp: Degree = Field(1, description="Context-parallel degree.")
     ep: Degree = Field(1, description="Expert-parallel degree.")
     zero: Literal[0, 1, 2, 3] = Field(0, description="DeepSpeed ZeRO stage.")
-    fsdp: choice("full_shard", "hybrid_shard", "shard_grad_op", "no_shard") | None = None
-    offload: choice("none", "cpu", "nvme") = "none"
+    fsdp: Annotated[str, Choice("full_shard", "hybrid_shard", "shard_grad_op", "no_shard")] | None = None
+    offload: Annotated[str, Choice("none", "cpu", "nvme")] = "none"
     offload_params: bool = Field(
         False, description="Offload parameters too (ZeRO-3 / FSDP), not only optimizer states."
     )
@@ -285,14 +311,14 @@ class Parallelism(SpecModel):
 
 
 class Lora(SpecModel):
-    rank: whole(le=MAX_HEADS)
-    alpha: number(ge=-1e6, le=1e6) | None = None
-    dropout: number(ge=0, lt=1) | None = None
+    rank: Annotated[int, Whole(le=MAX_HEADS)]
+    alpha: Annotated[float, Number(ge=-1e6, le=1e6)] | None = None
+    dropout: Annotated[float, Number(ge=0, lt=1)] | None = None
     targets: list[str] | None = Field(
         None, description="Module names adapters attach to: q_proj, v_proj, ..."
     )
     modules_to_save: list[str] | None = None
-    base_dtype: choice("bf16", "fp16", "fp32") | None = Field(
+    base_dtype: Annotated[str, Choice("bf16", "fp16", "fp32")] | None = Field(
         None,
         description="dtype of the frozen base weights (LoRA): 16-bit by default, fp32 where the model is loaded "
         "without torch_dtype and trained under autocast or FSDP mixed precision.",
@@ -300,9 +326,9 @@ class Lora(SpecModel):
 
 
 class Qlora(SpecModel):
-    quant: choice("nf4", "fp4") = "nf4"
+    quant: Annotated[str, Choice("nf4", "fp4")] = "nf4"
     double_quant: bool = True
-    compute_dtype: choice("bf16", "fp16", "fp32") = "bf16"
+    compute_dtype: Annotated[str, Choice("bf16", "fp16", "fp32")] = "bf16"
     kbit_training: bool = Field(
         False,
         description="The base's 16-bit parameters (embeddings, norms, head) cast to fp32, as PEFT's "
@@ -311,29 +337,31 @@ class Qlora(SpecModel):
 
 
 class Data(SpecModel):
-    samples: number(ge=0, le=1e15) | None = Field(
+    samples: Annotated[float, Number(ge=0, le=1e15)] | None = Field(
         None, description="Training samples (or requests) in the data set."
     )
-    tokens: number(ge=0, le=1e18) | None = Field(None, description="Tokens in the data set (or to train on).")
-    bytes_per_token: number(gt=0, le=1e6) | None = Field(
+    tokens: Annotated[float, Number(ge=0, le=1e18)] | None = Field(
+        None, description="Tokens in the data set (or to train on)."
+    )
+    bytes_per_token: Annotated[float, Number(gt=0, le=1e6)] | None = Field(
         None, description="2 for uint16 token files, 4 for uint32."
     )
-    bytes_per_sample: quantity("bytes", "B", le=1e12) | None = None
-    size_gb: quantity("bytes", "GB", le=1e9) | None = Field(
+    bytes_per_sample: Annotated[float, Quantity("bytes", "B", le=1e12)] | None = None
+    size_gb: Annotated[float, Quantity("bytes", "GB", le=1e9)] | None = Field(
         None, description="Size of the data set on disk, GB."
     )
-    access: choice("random", "sequential", "streaming") | None = None
-    num_workers: whole(ge=0, le=100_000) | None = Field(
+    access: Annotated[str, Choice("random", "sequential", "streaming")] | None = None
+    num_workers: Annotated[int, Whole(ge=0, le=100_000)] | None = Field(
         None, description="Data-loader workers per GPU process."
     )
     format: str | None = None
     storage: str | None = Field(None, description="Name of the rig storage device the data is read from.")
-    epochs: number(gt=0, le=1e6) | None = None
+    epochs: Annotated[float, Number(gt=0, le=1e6)] | None = None
 
 
 class Checkpoint(SpecModel):
-    kind: choice("full", "weights-only", "sharded") = "full"
-    keep: whole(le=1_000_000) | None = Field(None, description="Checkpoints kept on disk.")
+    kind: Annotated[str, Choice("full", "weights-only", "sharded")] = "full"
+    keep: Annotated[int, Whole(le=1_000_000)] | None = Field(None, description="Checkpoints kept on disk.")
     storage: str | None = Field(
         None, description="Name of the rig storage device checkpoints are written to."
     )
@@ -341,62 +369,67 @@ class Checkpoint(SpecModel):
 
 
 class Run(SpecModel):
-    hours: quantity("duration", "h", le=MAX_HOURS) | None = Field(
+    hours: Annotated[float, Quantity("duration", "h", le=MAX_HOURS)] | None = Field(
         None, description="Planned wall-clock duration, hours."
     )
-    checkpoint_interval_min: quantity("duration", "min", gt=0, ge=None, le=MAX_HOURS * 60) | None = None
+    checkpoint_interval_min: (
+        Annotated[float, Quantity("duration", "min", gt=0, ge=None, le=MAX_HOURS * 60)] | None
+    ) = None
     checkpoint: Checkpoint | None = None
     needs_fp64: bool | None = Field(
         None, description="The job does double-precision math (solvers, simulation)."
     )
-    failure_prior: choice("default", "pessimistic", aliases={"llama3": "default", "opt": "pessimistic"}) = (
-        Field(
-            "default",
-            description="Interruptions per GPU-hour to plan for: default (Llama 3 on H100s, 1.97e-5) or pessimistic "
-            "(OPT-175B on a new cloud cluster, 8.1e-5).",
-        )
+    failure_prior: Annotated[
+        str, Choice("default", "pessimistic", aliases={"llama3": "default", "opt": "pessimistic"})
+    ] = Field(
+        "default",
+        description="Interruptions per GPU-hour to plan for: default (Llama 3 on H100s, 1.97e-5) or pessimistic "
+        "(OPT-175B on a new cloud cluster, 8.1e-5).",
     )
-    failure_rate_per_gpu_hour: number(gt=0, lt=1) | None = Field(
+    failure_rate_per_gpu_hour: Annotated[float, Number(gt=0, lt=1)] | None = Field(
         None, description="Your own fleet's interruptions per GPU-hour; replaces failure_prior."
     )
-    restart_minutes: quantity("duration", "min", le=MAX_HOURS * 60) | None = Field(
+    restart_minutes: Annotated[float, Quantity("duration", "min", le=MAX_HOURS * 60)] | None = Field(
         None, description="Time from a failure to training again (detect, reschedule, load the checkpoint)."
     )
 
 
 class Inference(SpecModel):
     engine: (
-        choice(
-            "vllm",
-            "tgi",
-            "sglang",
-            "trt-llm",
-            "llama.cpp",
-            "transformers",
-            "ollama",
-            "gpt-fast",
-            "exllama",
-            "mlc",
-            "other",
-            aliases={
-                "tensorrt-llm": "trt-llm",
-                "hf": "transformers",
-                "exllamav2": "exllama",
-                "exl2": "exllama",
-                "mlc-llm": "mlc",
-                "llamacpp": "llama.cpp",
-            },
-        )
+        Annotated[
+            str,
+            Choice(
+                "vllm",
+                "tgi",
+                "sglang",
+                "trt-llm",
+                "llama.cpp",
+                "transformers",
+                "ollama",
+                "gpt-fast",
+                "exllama",
+                "mlc",
+                "other",
+                aliases={
+                    "tensorrt-llm": "trt-llm",
+                    "hf": "transformers",
+                    "exllamav2": "exllama",
+                    "exl2": "exllama",
+                    "mlc-llm": "mlc",
+                    "llamacpp": "llama.cpp",
+                },
+            ),
+        ]
         | None
     ) = None
     concurrency: Degree = Field(1, description="Sequences served at once.")
     context_len: Tokens | None = Field(None, description="Tokens per sequence (prompt + output).")
     prompt_len: Tokens | None = None
     output_len: Tokens | None = None
-    kv_cache_dtype: choice("fp32", "bf16", "fp16", "fp8", "int8", "int4", aliases={"auto": "bf16"}) | None = (
-        None
-    )
-    gpu_memory_utilization: number(gt=0, le=1) | None = Field(
+    kv_cache_dtype: (
+        Annotated[str, Choice("fp32", "bf16", "fp16", "fp8", "int8", "int4", aliases={"auto": "bf16"})] | None
+    ) = None
+    gpu_memory_utilization: Annotated[float, Number(gt=0, le=1)] | None = Field(
         None, description="vLLM's share of VRAM to use."
     )
     max_num_seqs: Degree | None = Field(
@@ -407,19 +440,21 @@ class Inference(SpecModel):
         None,
         description="vLLM: tokens in one scheduled batch (the size of its memory-profiling forward pass).",
     )
-    target_tokens_per_s_per_seq: number(gt=0, le=1e9) | None = None
-    target_tokens_per_s: number(gt=0, le=1e12) | None = Field(
+    target_tokens_per_s_per_seq: Annotated[float, Number(gt=0, le=1e9)] | None = None
+    target_tokens_per_s: Annotated[float, Number(gt=0, le=1e12)] | None = Field(
         None, description="Aggregate output tokens/s of all sequences at this concurrency."
     )
-    target_ttft_ms: number(gt=0, le=1e9) | None = None
+    target_ttft_ms: Annotated[float, Number(gt=0, le=1e9)] | None = None
 
 
 class Launcher(SpecModel):
-    kind: choice("torchrun", "deepspeed", "accelerate", "slurm", "mpirun", "python", "ray", "other")
+    kind: Annotated[
+        str, Choice("torchrun", "deepspeed", "accelerate", "slurm", "mpirun", "python", "ray", "other")
+    ]
     master_port: Port | None = None
     rdzv_port: Port | None = None
-    rdzv_backend: choice("c10d", "static", "etcd", "etcd-v2") | None = None
-    nproc_per_node: whole(le=1024) | None = None
+    rdzv_backend: Annotated[str, Choice("c10d", "static", "etcd", "etcd-v2")] | None = None
+    nproc_per_node: Annotated[int, Whole(le=1024)] | None = None
 
 
 class Workload(SpecModel):
@@ -436,19 +471,22 @@ class Workload(SpecModel):
     optimizer: Optimizer | None = None
     attention: Attention | None = None
     activation_checkpointing: ActivationCheckpointing = "none"
-    loss: choice(
-        "standard",
-        "chunked",
-        "fused",
-        aliases={
-            "liger": "fused",
-            "cut-cross-entropy": "fused",
-            "cce": "fused",
-            "linear-cross-entropy": "chunked",
-        },
-        description="standard: full logits upcast to fp32 (transformers); chunked: fp32 per chunk (torchtune, litgpt); "
-        "fused: the logits never materialised (Liger, cut-cross-entropy, unsloth).",
-    ) = "standard"
+    loss: Annotated[
+        str,
+        Choice(
+            "standard",
+            "chunked",
+            "fused",
+            aliases={
+                "liger": "fused",
+                "cut-cross-entropy": "fused",
+                "cce": "fused",
+                "linear-cross-entropy": "chunked",
+            },
+            description="standard: full logits upcast to fp32 (transformers); chunked: fp32 per chunk (torchtune, "
+            "litgpt); fused: the logits never materialised (Liger, cut-cross-entropy, unsloth).",
+        ),
+    ] = "standard"
     batch: Batch | None = None
     parallelism: Parallelism = Field(default_factory=Parallelism)
     lora: Lora | None = None
@@ -458,37 +496,40 @@ class Workload(SpecModel):
     inference: Inference | None = None
     launcher: Launcher | None = None
     framework: (
-        choice(
-            "transformers",
-            "torchtune",
-            "litgpt",
-            "lightning",
-            "deepspeed",
-            "megatron",
-            "llama-factory",
-            "axolotl",
-            "unsloth",
-            "nanogpt",
-            "torchtitan",
-            "llm-foundry",
-            "llm.c",
-            "pytorch",
-            "other",
-            aliases={
-                "llmfoundry": "llm-foundry",
-                "composer": "llm-foundry",
-                "llmc": "llm.c",
-                "hf": "transformers",
-                "trl": "transformers",
-                "peft": "transformers",
-                "accelerate": "transformers",
-                "llamafactory": "llama-factory",
-                "nemo": "megatron",
-                "megatron-lm": "megatron",
-            },
-            description="The training code: it decides details the estimate follows (QLoRA through bitsandbytes "
-            "keeps linear inputs, torchtune's torchao NF4 does not; torchtune's AdamW is fused).",
-        )
+        Annotated[
+            str,
+            Choice(
+                "transformers",
+                "torchtune",
+                "litgpt",
+                "lightning",
+                "deepspeed",
+                "megatron",
+                "llama-factory",
+                "axolotl",
+                "unsloth",
+                "nanogpt",
+                "torchtitan",
+                "llm-foundry",
+                "llm.c",
+                "pytorch",
+                "other",
+                aliases={
+                    "llmfoundry": "llm-foundry",
+                    "composer": "llm-foundry",
+                    "llmc": "llm.c",
+                    "hf": "transformers",
+                    "trl": "transformers",
+                    "peft": "transformers",
+                    "accelerate": "transformers",
+                    "llamafactory": "llama-factory",
+                    "nemo": "megatron",
+                    "megatron-lm": "megatron",
+                },
+                description="The training code: it decides details the estimate follows (QLoRA through bitsandbytes "
+                "keeps linear inputs, torchtune's torchao NF4 does not; torchtune's AdamW is fused).",
+            ),
+        ]
         | None
     ) = None
     optimizer_in_backward: bool = Field(
@@ -497,7 +538,7 @@ class Workload(SpecModel):
         "optimizer_in_bwd): gradients are never all held at once.",
     )
     optimizer_implementation: (
-        choice("foreach", "fused", "for-loop", aliases={"forloop": "for-loop"}) | None
+        Annotated[str, Choice("foreach", "fused", "for-loop", aliases={"forloop": "for-loop"})] | None
     ) = Field(
         None,
         description="torch.optim's implementation: foreach (temporaries the size of the states it updates), "
@@ -509,4 +550,4 @@ class Workload(SpecModel):
         "enable_activation_offloading, unsloth's offloaded checkpointing). Default: what the framework does.",
     )
     runs_on: list[str] | None = Field(None, description="Rig files or names this workload is planned for.")
-    labels: string_map() | None = None
+    labels: StringMap | None = None

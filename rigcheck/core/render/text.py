@@ -49,12 +49,12 @@ def render_text(report: Report, options: RenderOptions) -> str:
             listed = f": {', '.join(names)}" if options.verbose else ""
             lines.append(paint(f"{len(names)} checker(s) skipped, {reason}{listed}", "2"))
         if deselected:  # --select / --ignore: one line, not one per checker (-v lists them)
-            names = (
+            which = (
                 f": {', '.join(_e(run.name) for run in deselected)}"
                 if options.verbose
                 else " (-v lists them)"
             )
-            lines.append(paint(f"{len(deselected)} checkers without a selected rule{names}", "2"))
+            lines.append(paint(f"{len(deselected)} checkers without a selected rule{which}", "2"))
     summary = report.summary
     lines.append("")
     verdict = _VERDICT[report.verdict]

@@ -102,18 +102,19 @@ class FioParser:
             keys = ", ".join(f'"{key}"' for key in duplicates)
             problems.append(f"duplicate keys in the JSON ({keys}); the last value of each was kept")
         if not isinstance(data, dict):
-            version = re.search(r'"fio version"\s*:\s*"fio-([^"]+)"', text)
+            version_match = re.search(r'"fio version"\s*:\s*"fio-([^"]+)"', text)
             return Evidence(
                 source=path,
                 tool=self.name,
-                tool_version=version.group(1) if version else None,
+                tool_version=version_match.group(1) if version_match else None,
                 problems=problems,
             )
 
         version = str(data.get("fio version", "")) or None
         if version is None:
             problems.append('no "fio version" key')
-        global_options = data.get("global options") if isinstance(data.get("global options"), dict) else {}
+        raw_global_options = data.get("global options")
+        global_options: dict[str, Any] = raw_global_options if isinstance(raw_global_options, dict) else {}
         disk_util = [entry for entry in data.get("disk_util", []) if isinstance(entry, dict)]
         utils = {
             str(entry.get("name")): float(entry["util"])
@@ -130,7 +131,8 @@ class FioParser:
         for number, job in enumerate(raw_jobs):
             if not isinstance(job, dict):
                 continue
-            options = job.get("job options") if isinstance(job.get("job options"), dict) else {}
+            raw_options = job.get("job options")
+            options: dict[str, Any] = raw_options if isinstance(raw_options, dict) else {}
 
             def option(key: str, options: dict[str, Any] = options) -> Any:
                 return options.get(key, global_options.get(key))

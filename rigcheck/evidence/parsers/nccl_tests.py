@@ -227,11 +227,11 @@ class NcclTestsParser:
                     f"{subject}{' and '.join(reasons)}: this is not an all_reduce table{signature}"
                 )
         if claimed and claimed != "all_reduce" and factor is not None and ranks:
-            expected = _FACTORS.get(claimed)
+            expected_factor = _FACTORS.get(claimed)
             values = {"(n-1)/n": Fraction(ranks - 1, ranks), "1": Fraction(1)}
-            if expected and values[expected] != factor[1]:
+            if expected_factor and values[expected_factor] != factor[1]:
                 anomalies.append(
-                    f"busbw/algbw = {factor[0]} does not match {claimed}, whose factor is {expected}"
+                    f"busbw/algbw = {factor[0]} does not match {claimed}, whose factor is {expected_factor}"
                 )
         if ratio is not None and factor is None and ranks and ranks > 1:
             anomalies.append(

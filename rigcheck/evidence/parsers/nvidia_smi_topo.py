@@ -69,11 +69,11 @@ class NvidiaSmiTopoParser:
             elif _DEVICE_TOKEN.fullmatch(token):
                 devices.append(token)
             elif _DEVICES.fullmatch(token):
-                parts = _DEVICE_TOKEN.findall(token)
+                names: list[str] = _DEVICE_TOKEN.findall(token)
                 problems.append(
-                    f"tab separators missing in the header: {token!r} (read as {' '.join(parts)})"
+                    f"tab separators missing in the header: {token!r} (read as {' '.join(names)})"
                 )
-                devices.extend(parts)
+                devices.extend(names)
             else:
                 devices.append(token)  # a raw device name from an old driver (e.g. an IB device)
 

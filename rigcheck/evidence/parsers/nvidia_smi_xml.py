@@ -140,18 +140,20 @@ def _gpu(index: int, gpu: ET.Element, problems: list[str]) -> GpuEvidence:
 
 def _read_tree(text: str, problems: list[str]) -> ET.Element | None:
     """The root element, built as far as the text allows (a cut-off file keeps what came before)."""
-    parser = ET.XMLPullParser(events=("start",))
+    parser: ET.XMLPullParser[ET.Element] = ET.XMLPullParser(events=("start",))
     root: ET.Element | None = None
+    # A parse error can come out of read_events() itself, after the events before it: root is set as
+    # they come. "start" events are (event, element) pairs.
     try:
         parser.feed(text)
-        for _event, elem in parser.read_events():
-            if root is None:
-                root = elem
+        for event in parser.read_events():
+            if root is None and len(event) == 2 and isinstance(event[1], ET.Element):
+                root = event[1]
         parser.close()
     except ET.ParseError as exc:
-        for _event, elem in parser.read_events():
-            if root is None:
-                root = elem
+        for event in parser.read_events():
+            if root is None and len(event) == 2 and isinstance(event[1], ET.Element):
+                root = event[1]
         problems.append(
             f"the XML is cut off or malformed ({exc}); only the elements before that point were read"
         )
