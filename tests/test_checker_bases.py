@@ -176,7 +176,7 @@ def test_graded_is_the_ladder(value: float, kwargs: dict[str, Any], expected: Se
 def test_rule_docs_name_their_thresholds_from_the_data() -> None:
     """PWR001's page says "warn above 80%" because power.yaml says 0.80; a project override follows."""
     from rigcheck.core.facts import load_rule_facts
-    from rigcheck.plugins.psu_sustained import PSU_LOAD
+    from rigcheck.plugins.power.psu_sustained import PSU_LOAD
 
     assert "{facts:power.sustained.warn_above_fraction:.0%}" in PSU_LOAD.docs.what
     shipped = PSU_LOAD.docs.resolved().what

@@ -154,7 +154,9 @@ def test_schema_rules_explain_gpus_plugins_version(run_cli) -> None:  # type: ig
     assert gpu[0]["id"] == "rtx-3090" and gpu[0]["memory_bandwidth_gbps"] == 936
     assert "matches several cards" in run_cli("gpus", "A100").err
     plugins = run_cli("plugins", "--all", "--format", "json").json()
-    assert any(p["name"] == "rigcheck.plugins.system_ram" and p["rules"] == ["PLT001"] for p in plugins)
+    assert any(
+        p["name"] == "rigcheck.plugins.platform.system_ram" and p["rules"] == ["PLT001"] for p in plugins
+    )
     assert run_cli("--version").out.startswith("rigcheck 0.1.0 (plugin API 1.1")
 
 

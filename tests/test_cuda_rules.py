@@ -239,7 +239,7 @@ class TestTorchWheel:
         import copy
 
         from rigcheck.core.cuda_compat import CudaTables
-        from rigcheck.plugins import torch_wheel_kernels
+        from rigcheck.plugins.cuda import torch_wheel_kernels
 
         data = copy.deepcopy(cuda_tables().data)
         for row in data["torch_wheels"]["rows"]:

@@ -242,7 +242,7 @@ def test_checkers_guard_a_zero_rate(rigcheck_run, monkeypatch) -> None:  # type:
     from dataclasses import replace
 
     import rigcheck.core.estimation.checkpoints as checkpoints
-    import rigcheck.plugins.data_loading as data_loading
+    import rigcheck.plugins.storage.data_loading as data_loading
 
     real = data_loading.device_rates
 

@@ -21,6 +21,11 @@ def _imports(path: Path) -> list[tuple[str, list[str], int]]:
     return found
 
 
+def _dotted(path: Path) -> str:
+    """``rigcheck.plugins.power.psu_sustained`` for rigcheck/plugins/power/psu_sustained.py."""
+    return ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+
+
 def _modules(folder: str) -> list[Path]:
     return sorted((PACKAGE / folder).rglob("*.py"))
 
@@ -52,7 +57,7 @@ def test_a_plugin_never_imports_another_plugin() -> None:
         f"{path.relative_to(PACKAGE.parent)}:{line}: {module}"
         for path in _modules("plugins")
         for module, _, line in _imports(path)
-        if module.startswith("rigcheck.plugins.") and module != f"rigcheck.plugins.{path.stem}"
+        if module.startswith("rigcheck.plugins.") and module != _dotted(path)
     ]
     assert not offenders, "move what two plugins share to rigcheck/core:\n" + "\n".join(offenders)
 
@@ -67,3 +72,27 @@ def test_the_core_imports_no_plugin_module() -> None:
         if module.startswith("rigcheck.plugins.")
     ]
     assert not offenders, "move it to rigcheck/core:\n" + "\n".join(offenders)
+
+
+def test_each_built_in_checker_lives_in_the_folder_of_its_family() -> None:
+    """prefix -> family (rigcheck.core.taxonomy) -> rigcheck/plugins/<family>/: one guess finds a rule."""
+    import importlib
+
+    from rigcheck.core.checker import Checker
+    from rigcheck.core.taxonomy import FAMILIES, code_prefix
+    from rigcheck.plugins import BUILTIN_PLUGINS
+
+    misplaced = []
+    for name in BUILTIN_PLUGINS:
+        module = importlib.import_module(name)
+        checkers = [v for v in vars(module).values() if isinstance(v, type) and issubclass(v, Checker)]
+        families = {
+            FAMILIES[code_prefix(rule.code)]
+            for checker in checkers
+            if checker.__module__ == name
+            for rule in checker.rules
+        }
+        folder = name.split(".")[2] if name.count(".") == 3 else None
+        if families and families != {folder}:
+            misplaced.append(f"{name}: rules of {sorted(families)}")
+    assert not misplaced, "\n".join(misplaced)

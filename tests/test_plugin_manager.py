@@ -37,7 +37,7 @@ def checker_plugin(code: str, name: str = "c") -> object:
 def test_builtins_register_through_the_hooks() -> None:
     registry = PluginHost(autoload=False).load()
     builtin_names = {info.name for info in registry.plugins if info.builtin}
-    assert "rigcheck.plugins.system_ram" in builtin_names
+    assert "rigcheck.plugins.platform.system_ram" in builtin_names
     assert {"PLT001", "PLT002", "PLT003", "SPEC001", "ENGINE001"} <= set(registry.rules)
     assert {"text", "json"} <= set(registry.formats)
     assert registry.rules["PLT001"].checker == "platform.system-ram"
@@ -168,5 +168,5 @@ def test_dash_p_module(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_trace_logs_hook_calls(capsys: pytest.CaptureFixture[str]) -> None:
     PluginHost(autoload=False, trace=True).load()
     err = capsys.readouterr().err
-    assert "calling rigcheck_checkers of plugin rigcheck.plugins.system_ram" in err
+    assert "calling rigcheck_checkers of plugin rigcheck.plugins.platform.system_ram" in err
     assert "registered checker platform.system-ram" in err

@@ -2,7 +2,7 @@
 
 They belong to the core, beside the engine's and lint's rules: the loader, discovery, lint and the
 estimators raise them (by the codes in :mod:`rigcheck.core.spec_codes`). The built-in plugin
-``rigcheck.plugins.spec_traps`` reports the traps as findings; problems that make a file unreadable
+``rigcheck.plugins.spec.yaml_traps`` reports the traps as findings; problems that make a file unreadable
 (SPEC004, SPEC005, SPEC010-SPEC014) stop ``check`` with exit code 2 (``lint`` reports them as
 findings), and their rules are declared here so that ``rigcheck explain`` knows them.
 """

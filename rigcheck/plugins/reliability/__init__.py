@@ -1,0 +1,3 @@
+"""REL: reliability rules: ECC, job interruptions, checkpoint interval, spare nodes.
+
+The family of a rule is its code's prefix (rigcheck.core.taxonomy); one checker per module."""

@@ -1,0 +1,3 @@
+"""STO: storage rules: data loading, capacity, checkpoint writes.
+
+The family of a rule is its code's prefix (rigcheck.core.taxonomy); one checker per module."""
