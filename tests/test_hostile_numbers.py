@@ -241,7 +241,7 @@ def test_checkers_guard_a_zero_rate(rigcheck_run, monkeypatch) -> None:  # type:
     """Rates the schema cannot see (defaults, derived figures) are guarded in the checkers too."""
     from dataclasses import replace
 
-    import rigcheck.core.estimation.checkpoints as checkpoints
+    import rigcheck.core.workload_on_rig as checkpoints
     import rigcheck.plugins.storage.data_loading as data_loading
 
     real = data_loading.device_rates

@@ -96,3 +96,16 @@ def test_each_built_in_checker_lives_in_the_folder_of_its_family() -> None:
         if families and families != {folder}:
             misplaced.append(f"{name}: rules of {sorted(families)}")
     assert not misplaced, "\n".join(misplaced)
+
+
+def test_the_estimators_are_arithmetic_on_views_not_on_the_check_context() -> None:
+    """rigcheck/core/estimation/ computes from specs, views and facts; what reads a CheckContext (the
+    run length, the nodes a job uses, the checkpoint plan, the estimate on the rig) is a checker helper
+    (rigcheck/core/workload_on_rig.py, rig_estimate.py)."""
+    offenders = [
+        f"{path.relative_to(PACKAGE.parent)}:{line}"
+        for path in _modules("core/estimation")
+        for module, names, line in _imports(path)
+        if module == "rigcheck.core.context" and "CheckContext" in names
+    ]
+    assert not offenders, "\n".join(offenders)

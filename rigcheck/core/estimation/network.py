@@ -9,24 +9,9 @@ list excludes the entries instead (``^docker,lo``); HCA entries may end in ``:po
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from rigcheck.core.context import CheckContext, NodeView
-
-
-def job_nodes(ctx: CheckContext) -> tuple[NodeView, int] | None:
-    """The node group the workload runs on and how many of its nodes it uses (ranks / GPUs per node)."""
-    node = ctx.first_gpu_node
-    if node is None or ctx.workload is None:
-        return None
-    world = ctx.workload.parallelism.world_size
-    return node, max(1, math.ceil(world / max(1, node.gpus_per_node)))
-
-
-def rig_gpu_nodes(ctx: CheckContext) -> int:
-    """Nodes with GPUs the rig has, across its node groups."""
-    return sum(node.count for node in ctx.nodes if node.gpus)
+from rigcheck.core.context import NodeView
 
 
 def declared_interfaces(node: NodeView) -> list[str]:

@@ -15,8 +15,6 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from rigcheck.core.context import CheckContext
-
 
 def failure_rate(workload: Any, facts: Mapping[str, Any]) -> tuple[float, str]:
     """Interruptions per GPU-hour, and where the number comes from."""
@@ -32,22 +30,6 @@ def failure_rate(workload: Any, facts: Mapping[str, Any]) -> tuple[float, str]:
 def job_mtbf_hours(rate_per_gpu_hour: float, gpus: int) -> float:
     """``1 / (lambda x n)``: 1.97e-5 per GPU-hour on 16,384 GPUs gives 3.1 h."""
     return 1.0 / (rate_per_gpu_hour * gpus)
-
-
-def run_hours(ctx: CheckContext) -> tuple[float | None, str]:
-    """The run's length: ``run.hours``, else the throughput estimate's time for the data (``ctx`` must
-    hold a workload)."""
-    workload = ctx.workload
-    if workload is None:
-        raise ValueError("no workload in this context")
-    if workload.run is not None and workload.run.hours:
-        return float(workload.run.hours), "run.hours"
-    if ctx.first_gpu_node is None or workload.task == "inference":
-        return None, "unknown"
-    speed = ctx.estimate().training  # computed once per context
-    if speed is None or speed.run_hours is None:
-        return None, "unknown"
-    return speed.run_hours.default, "estimated training time"
 
 
 def young_tau(write_seconds: float, mtbf_seconds: float) -> float:

@@ -14,12 +14,12 @@ from collections.abc import Iterator
 from rigcheck.core.checker import WorkloadOnRigChecker
 from rigcheck.core.context import CheckContext, NodeView
 from rigcheck.core.estimation.links import link_gbit_per_s
-from rigcheck.core.estimation.network import job_nodes, rig_gpu_nodes
 from rigcheck.core.findings import Finding, Location, Severity
 from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.models.workload import Workload
 from rigcheck.core.numbers import fmt
 from rigcheck.core.rules import Rule, RuleDocs
+from rigcheck.core.workload_on_rig import job_nodes, rig_gpu_nodes
 
 NO_FABRIC = Rule(
     code="NET001",

@@ -12,12 +12,13 @@ from collections.abc import Iterator
 
 from rigcheck.core.checker import WorkloadOnRigChecker
 from rigcheck.core.context import CheckContext, NodeView
-from rigcheck.core.estimation.network import job_nodes, open_ports, port_open
+from rigcheck.core.estimation.network import open_ports, port_open
 from rigcheck.core.facts import FactSection
 from rigcheck.core.findings import Finding, Severity
 from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.models.workload import Launcher, Workload
 from rigcheck.core.rules import Rule, RuleDocs
+from rigcheck.core.workload_on_rig import job_nodes
 
 PORTS = Rule(
     code="NET005",

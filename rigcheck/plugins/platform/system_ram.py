@@ -19,9 +19,11 @@ SYSTEM_RAM = Rule(
     severity=Severity.FAIL,
     docs=RuleDocs(
         what="Compares each node's system RAM (`memory_gib`) with the total memory of its GPUs: warn under "
-        "1.0x, and fail under it only when the workload stages model state in host RAM (CPU or NVMe offload, "
-        "`offload_params`, or full checkpoints of a ZeRO-3 / FSDP-sharded model, gathered on the host); pass "
-        "otherwise (noting when it is under the softer 2x recommendation). A rig checked alone warns at most. "
+        "{facts:platform.system_ram.warn_below_ratio:.1f}x, and fail under "
+        "{facts:platform.system_ram.staging_fail_below_ratio:.1f}x only when the workload stages model state in "
+        "host RAM (CPU or NVMe offload, `offload_params`, or full checkpoints of a ZeRO-3 / FSDP-sharded model, "
+        "gathered on the host); pass otherwise (noting when it is under the softer "
+        "{facts:platform.system_ram.recommended_ratio:g}x recommendation). A rig checked alone warns at most. "
         "Thresholds are in `specs/rules/platform.yaml` (section `system_ram`); MEM003 sizes the offloaded "
         "states themselves.",
         why="Host RAM holds model weights while they load, pinned buffers for host-to-device copies, data-loader "

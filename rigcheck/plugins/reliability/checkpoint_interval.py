@@ -12,12 +12,10 @@ from collections.abc import Iterator
 
 from rigcheck.core.checker import WorkloadOnRigChecker
 from rigcheck.core.context import CheckContext, NodeView
-from rigcheck.core.estimation.checkpoints import checkpoint_plan
 from rigcheck.core.estimation.reliability import (
     failure_rate,
     job_mtbf_hours,
     lost_fraction,
-    run_hours,
     young_daly_tau,
     young_tau,
 )
@@ -26,6 +24,7 @@ from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.models.workload import Workload
 from rigcheck.core.numbers import duration, fmt
 from rigcheck.core.rules import Rule, RuleDocs
+from rigcheck.core.workload_on_rig import checkpoint_plan, run_hours
 
 INTERVAL = Rule(
     code="REL003",

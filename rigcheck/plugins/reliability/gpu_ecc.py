@@ -11,11 +11,11 @@ from collections.abc import Iterator
 from rigcheck.core.checker import PerGpuTypeChecker
 from rigcheck.core.context import CheckContext, GpuView, NodeView
 from rigcheck.core.ecc import ecc_state
-from rigcheck.core.estimation.reliability import run_hours
 from rigcheck.core.findings import Finding, Severity
 from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.numbers import fmt
 from rigcheck.core.rules import Rule, RuleDocs
+from rigcheck.core.workload_on_rig import run_hours
 
 NO_ECC = Rule(
     code="REL001",

@@ -12,12 +12,13 @@ from collections.abc import Iterator
 
 from rigcheck.core.checker import WorkloadOnRigChecker
 from rigcheck.core.context import CheckContext, NodeView
-from rigcheck.core.estimation.reliability import failure_rate, job_mtbf_hours, run_hours
+from rigcheck.core.estimation.reliability import failure_rate, job_mtbf_hours
 from rigcheck.core.findings import Finding, Severity
 from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.models.workload import Workload
 from rigcheck.core.numbers import fmt
 from rigcheck.core.rules import Rule, RuleDocs
+from rigcheck.core.workload_on_rig import run_hours
 
 MTBF = Rule(
     code="REL002",

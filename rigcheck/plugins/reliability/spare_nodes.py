@@ -11,13 +11,12 @@ from collections.abc import Iterator
 
 from rigcheck.core.checker import WorkloadOnRigChecker
 from rigcheck.core.context import CheckContext, NodeView
-from rigcheck.core.estimation.network import job_nodes
-from rigcheck.core.estimation.reliability import run_hours
 from rigcheck.core.findings import Finding, Severity
 from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.models.workload import Workload
 from rigcheck.core.numbers import fmt
 from rigcheck.core.rules import Rule, RuleDocs
+from rigcheck.core.workload_on_rig import job_nodes, run_hours
 
 SPARES = Rule(
     code="REL004",

@@ -6,12 +6,12 @@ from collections.abc import Iterator
 
 from rigcheck.core.checker import WorkloadOnRigChecker
 from rigcheck.core.context import CheckContext, NodeView
-from rigcheck.core.estimation.checkpoints import checkpoint_plan
 from rigcheck.core.findings import Finding, Severity
 from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.models.workload import Workload
 from rigcheck.core.numbers import duration, fmt
 from rigcheck.core.rules import Rule, RuleDocs
+from rigcheck.core.workload_on_rig import checkpoint_plan
 
 WRITE_OVERHEAD = Rule(
     code="STO004",

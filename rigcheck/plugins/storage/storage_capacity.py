@@ -6,13 +6,13 @@ from collections.abc import Iterator
 
 from rigcheck.core.checker import WorkloadOnRigChecker
 from rigcheck.core.context import CheckContext, NodeView
-from rigcheck.core.estimation.checkpoints import checkpoint_plan
 from rigcheck.core.estimation.storage import pick_device
 from rigcheck.core.findings import Finding, Severity
 from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.models.workload import Workload
 from rigcheck.core.numbers import fmt
 from rigcheck.core.rules import Rule, RuleDocs
+from rigcheck.core.workload_on_rig import checkpoint_plan
 
 CAPACITY = Rule(
     code="STO003",
@@ -22,8 +22,8 @@ CAPACITY = Rule(
     docs=RuleDocs(
         what="Adds the data set's size (`data.size_gb`, or tokens x bytes per token, or samples x bytes per "
         "sample) and `keep` checkpoints (`run.checkpoint.keep`, default 3) and compares the sum with the "
-        "device's free space (`free_gb`, else its capacity; 80% of a shared file system): fail above it, "
-        "warn above 90% of it.",
+        "device's free space (`free_gb`, else its capacity; {facts:storage.checkpoint.network_fs_usable_fraction:.0%} "
+        "of a shared file system): fail above it, warn above {facts:storage.capacity.warn_above_fraction:.0%} of it.",
         why="A full disk makes the next checkpoint fail, and every automatic restart after it; BLOOM wrote 18.4 TB "
         "of checkpoints a day.",
         example="```yaml\nstorage: [{kind: nvme, capacity_gb: 1000}]\nrun: {checkpoint: {keep: 5}}   # 7B full: 5 x "
