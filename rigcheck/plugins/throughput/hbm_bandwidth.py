@@ -4,6 +4,7 @@ against the workload's targets (estimator in rigcheck.core.estimation.throughput
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from rigcheck.core.checker import Checker
@@ -86,6 +87,19 @@ TRAINING_TIME = Rule(
 )
 
 
+@dataclass(frozen=True)
+class _OnGpu:
+    """One GPU model's estimate and what its findings share (subject, related location, notes)."""
+
+    ctx: CheckContext
+    workload: Workload
+    estimate: WorkloadEstimate
+    gpu: GpuView
+    where_gpu: dict[str, Any]
+    notes: dict[str, Any]
+    facts: Mapping[str, FactSection]
+
+
 class HbmBandwidthChecker(Checker):
     """Each GPU model of the rig once, on the first node group that has it (so not a PerGpuTypeChecker)."""
 
@@ -113,23 +127,16 @@ class HbmBandwidthChecker(Checker):
             "related": [ctx.rig_at(f"{gpu.pointer}/model")],
         }
         notes = {"gpu_notes": list(on_rig.gpu_notes)} if on_rig.gpu_notes else {}
-        facts = ctx.facts("throughput")
+        on_gpu = _OnGpu(ctx, workload, estimate, gpu, where_gpu, notes, ctx.facts("throughput"))
         if estimate.inputs.training:
-            yield self._training(ctx, workload, estimate, gpu, where_gpu, notes, facts)
+            yield self._training(on_gpu)
         else:
-            yield self._decode(ctx, workload, estimate, gpu, where_gpu, notes, facts)
-            yield self._prefill(ctx, workload, estimate, gpu, where_gpu, notes, facts)
+            yield self._decode(on_gpu)
+            yield self._prefill(on_gpu)
 
-    def _decode(
-        self,
-        ctx: CheckContext,
-        workload: Workload,
-        estimate: WorkloadEstimate,
-        gpu: GpuView,
-        where_gpu: dict[str, Any],
-        notes: dict[str, Any],
-        facts: Mapping[str, FactSection],
-    ) -> Finding:
+    def _decode(self, on_gpu: _OnGpu) -> Finding:
+        ctx, workload, estimate, gpu = on_gpu.ctx, on_gpu.workload, on_gpu.estimate, on_gpu.gpu
+        where_gpu, notes, facts = on_gpu.where_gpu, on_gpu.notes, on_gpu.facts
         speed = estimate.decode
         inference = workload.inference
         per_seq_target = inference.target_tokens_per_s_per_seq if inference else None
@@ -195,16 +202,9 @@ class HbmBandwidthChecker(Checker):
             **where_gpu,
         )
 
-    def _prefill(
-        self,
-        ctx: CheckContext,
-        workload: Workload,
-        estimate: WorkloadEstimate,
-        gpu: GpuView,
-        where_gpu: dict[str, Any],
-        notes: dict[str, Any],
-        facts: Mapping[str, FactSection],
-    ) -> Finding:
+    def _prefill(self, on_gpu: _OnGpu) -> Finding:
+        ctx, workload, estimate, gpu = on_gpu.ctx, on_gpu.workload, on_gpu.estimate, on_gpu.gpu
+        where_gpu, notes, facts = on_gpu.where_gpu, on_gpu.notes, on_gpu.facts
         inputs = estimate.inputs
         inference = workload.inference
         target = inference.target_ttft_ms if inference else None
@@ -249,16 +249,9 @@ class HbmBandwidthChecker(Checker):
             f"{told}; target {fmt(target)} ms", location=where, evidence=evidence, **where_gpu
         )
 
-    def _training(
-        self,
-        ctx: CheckContext,
-        workload: Workload,
-        estimate: WorkloadEstimate,
-        gpu: GpuView,
-        where_gpu: dict[str, Any],
-        notes: dict[str, Any],
-        facts: Mapping[str, FactSection],
-    ) -> Finding:
+    def _training(self, on_gpu: _OnGpu) -> Finding:
+        ctx, workload, estimate, gpu = on_gpu.ctx, on_gpu.workload, on_gpu.estimate, on_gpu.gpu
+        where_gpu, notes, facts = on_gpu.where_gpu, on_gpu.notes, on_gpu.facts
         speed = estimate.training
         run = workload.run
         hours_planned = run.hours if run else None
