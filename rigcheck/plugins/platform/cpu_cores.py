@@ -23,7 +23,8 @@ CPU_CORES = Rule(
         "one per data-loader worker, and a reserve for the OS, launcher and logging that grows with the node "
         "(half a core per GPU process, at least one: four on an 8-GPU node, as in Bekman's rule). Processes "
         "are the GPUs of the node (or fewer, when the workload's dp x tp x pp x cp is smaller); workers come "
-        "from the workload's `data.num_workers`, else 2 per GPU for training and 0 for inference. For a cloud "
+        "from the workload's `data.num_workers`, else {facts:platform.cpu_cores.default_workers_per_gpu} per GPU "
+        "for training and {facts:platform.cpu_cores.inference_workers_per_gpu} for inference. For a cloud "
         "instance (`instance:`) the fix names the family's next size with enough cores. Numbers are in "
         "`specs/rules/platform.yaml` (section `cpu_cores`) and `specs/hardware/instances.yaml`.",
         why="Data loading, tokenisation and augmentation run on the CPU. Too few cores starve the GPUs: Puget "

@@ -17,7 +17,8 @@ LAPTOP = Rule(
     summary="A multi-day run on a laptop GPU",
     severity=Severity.WARN,
     docs=RuleDocs(
-        what="Warns when the workload's `run.hours` exceeds 48 on a laptop GPU (catalog form factor `laptop`).",
+        what="Warns when the workload's `run.hours` exceeds {facts:platform.laptop_gpu.warn_above_hours} on a laptop "
+        "GPU (catalog form factor `laptop`).",
         why="Laptop GPUs are different silicon at a fraction of the power (RTX 4090 Laptop: AD103 at 80-150 W "
         "against the desktop card's AD102 at 450 W) and hold their clocks only as long as the chassis can "
         "shed the heat; an 80 W part loses 20% or more on sustained loads.",

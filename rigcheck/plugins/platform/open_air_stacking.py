@@ -17,8 +17,9 @@ STACKING = Rule(
     severity=Severity.FAIL,
     docs=RuleDocs(
         what="Counts the open-air (axial-fan) cards in each node (the rig's `cooler`, else the reference card's) "
-        "that sit without an empty slot between them (`slot_gap: 0` or not given) in a case: warn at 3, "
-        "fail at 4. Blower, liquid and passive server cards, and open frames with risers, pass.",
+        "that sit without an empty slot between them (`slot_gap: 0` or not given) in a case: warn at "
+        "{facts:platform.open_air_stacking.warn_at_cards}, fail at {facts:platform.open_air_stacking.fail_at_cards}. "
+        "Blower, liquid and passive server cards, and open frames with risers, pass.",
         why="Open-air coolers blow hot air into the case and into the next card's intake; the top card of a "
         "tight stack throttles. Lambda recommends at most two open-air RTX 3090s, and quad-GPU workstations "
         "use blower cards.",

@@ -19,9 +19,11 @@ TRANSIENTS = Rule(
     severity=Severity.FAIL,
     docs=RuleDocs(
         what="GPUs draw 2-3x their board power for tens to hundreds of microseconds. An ATX 3.x PSU with a "
-        "native 12VHPWR/12V-2x6 connector is tested to carry 200% of its rating for 100 us, so rigcheck "
-        "checks `sum(GPU limit x 2.2) + CPU boost power (cpu.boost_w, else tdp_w) <= 2 x PSU`. Any other PSU "
-        "has no excursion rating, so it must have `PSU >= 1.5 x sustained load`: below that an ATX 2.x unit "
+        "native 12VHPWR/12V-2x6 connector is tested to carry {facts:power.transients.atx3_excursion_factor:.0%} of "
+        "its rating for {facts:power.transients.atx3_excursion_us} us, so rigcheck checks `sum(GPU limit x "
+        "{facts:power.transients.gpu_transient_factor}) + CPU boost power (cpu.boost_w, else tdp_w) <= "
+        "{facts:power.transients.atx3_excursion_factor:g} x PSU`. Any other PSU has no excursion rating, so it must "
+        "have `PSU >= {facts:power.transients.legacy_headroom_factor} x sustained load`: below that an ATX 2.x unit "
         "fails (a stricter test than the ATX 3.x one, never a milder verdict), and a PSU whose ATX version is "
         "not given warns until it is. Redundant server PSUs, a node with the vendor's `max_power_w` and OEM "
         "workstations (`chassis.form_factor: workstation`) are left to the vendor's power budget; a rackmount "

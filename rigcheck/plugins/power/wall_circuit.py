@@ -24,7 +24,8 @@ CIRCUIT = Rule(
         what="Converts each node's DC load to wall power (DC / PSU efficiency at that load, from the 80 PLUS "
         "curve or the rig's `efficiency_pct`), adds every PSU on the same circuit (x the node group's "
         "count), and compares with the circuit's continuous limit: volts x amps (x sqrt 3 for three phases) "
-        "x 0.8: fail above it, warn above 90% of it. PSUs name their circuit with `psu.circuit`; with one "
+        "x {facts:power.circuit.continuous_fraction}: fail above it, warn above "
+        "{facts:power.circuit.warn_above_fraction:.0%} of it. PSUs name their circuit with `psu.circuit`; with one "
         "circuit, all PSUs are on it.",
         why="A training run is a continuous load. The US National Electrical Code sizes breakers at 125% of "
         "continuous loads, so a 15 A / 120 V outlet carries 1,440 W, not 1,800 W; a second PSU on the same "

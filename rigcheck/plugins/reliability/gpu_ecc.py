@@ -26,7 +26,8 @@ NO_ECC = Rule(
         what="Works out whether each GPU's memory is ECC-protected: the rig's `ecc:` setting if given, else the "
         "catalog's default (data-center HBM and data-center GDDR boards: on; workstation and GeForce cards with "
         "optional ECC: off; no ECC: off). Warns when the run (`run.hours`, else the estimated training time) is "
-        "longer than 24 hours on GPUs without it, and when the rig sets `ecc: true` on a GPU that has none.",
+        "longer than {facts:reliability.ecc.warn_above_hours} hours on GPUs without it, and when the rig sets "
+        "`ecc: true` on a GPU that has none.",
         why="A flipped bit in weights or optimizer state does not crash the run: it becomes a loss spike or a "
         "slowly diverging model days later. Llama 3 counted 72 HBM3 failures among 419 interruptions; on GPUs "
         "without ECC those would have been silent.",

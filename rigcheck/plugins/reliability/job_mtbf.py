@@ -28,8 +28,10 @@ MTBF = Rule(
     docs=RuleDocs(
         what="Computes the job's mean time between interruptions, `M = 1 / (lambda x GPUs)` (lambda per GPU-hour: "
         "1.97e-5 from Llama 3, 8.1e-5 with `run.failure_prior: pessimistic`, or `run.failure_rate_per_gpu_hour`), "
-        "and the interruptions expected in the run, `hours / M`. Without `run.checkpoint_interval_min`: fail at 1 "
-        "or more, warn at 0.1 or more. With checkpoints it passes and reports the numbers (REL003 judges the "
+        "and the interruptions expected in the run, `hours / M`. Without `run.checkpoint_interval_min`: fail at "
+        "{facts:reliability.job_mtbf.fail_expected_interruptions:g} or more, warn at "
+        "{facts:reliability.job_mtbf.warn_expected_interruptions:g} or more. With checkpoints it passes and "
+        "reports the numbers (REL003 judges the "
         "interval).",
         why="Interruptions scale with the GPU count: Llama 3 saw one every 3 hours on 16,384 H100s, OPT-175B two "
         "machines a day on 1,024 A100s. A run without checkpoints restarts from zero after each.",

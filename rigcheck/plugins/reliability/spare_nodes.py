@@ -24,8 +24,9 @@ SPARES = Rule(
     summary="A run of more than a week on 16 or more nodes keeps fewer than 5% spare nodes",
     severity=Severity.WARN,
     docs=RuleDocs(
-        what="For runs longer than 168 hours on 16 or more nodes: the spare nodes are the group's nodes the job "
-        "does not use plus `spares:`; warns when they are fewer than `ceil(0.05 x nodes used)`.",
+        what="For runs longer than {facts:reliability.spares.min_hours} hours on {facts:reliability.spares.min_nodes} "
+        "or more nodes: the spare nodes are the group's nodes the job does not use plus `spares:`; warns when they "
+        "are fewer than `ceil({facts:reliability.spares.fraction} x nodes used)`.",
         why="Over a week on many nodes, several will fail (OPT-175B: about two a day on 128). Without a spare the "
         "job waits for a repair; with one it restarts from the last checkpoint in minutes.",
         example="```yaml\nnodes: [{count: 32, gpus: {model: H100 SXM, count: 8}}]\n# dp 256 for 336 h: all 32 used, "
