@@ -7,6 +7,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rigcheck.cli import EXIT_OK
@@ -29,54 +30,104 @@ class Output(NamedTuple):
     path: str | None
 
 
+@dataclass(frozen=True)
+class ReportRequest:
+    """What a ``check`` or ``lint`` asks for, read from the command line once: the specs, the rule
+    selection and config, the plugins, the baseline and time limit, and the outputs. The core gets
+    the pipeline built from it; nothing below reads the argparse namespace."""
+
+    paths: tuple[str, ...]
+    select: tuple[str, ...] | None  # None: not given (an empty --select selects nothing)
+    ignore: tuple[str, ...] | None
+    fail_on: str | None
+    config: str | None
+    isolated: bool
+    plugins: tuple[str, ...]
+    isolate_plugins: bool | None
+    baseline: str | None
+    create_baseline: str | None
+    timeout: float | None
+    no_ignores: bool
+    formats: tuple[str, ...]
+    output_files: Mapping[int, str]
+    color: str
+    verbose: bool
+    show_config: bool
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace, paths: Sequence[str]) -> ReportRequest:
+        return cls(
+            paths=tuple(paths),
+            select=rule_codes(args.select) if args.select else None,
+            ignore=rule_codes(args.ignore) if args.ignore else None,
+            fail_on=args.fail_on,
+            config=args.config,
+            isolated=args.isolated,
+            plugins=tuple(args.plugins or ()),
+            isolate_plugins=args.isolate_plugins,
+            baseline=args.baseline,
+            create_baseline=args.create_baseline,
+            timeout=args.timeout,
+            no_ignores=args.no_ignores,
+            formats=tuple(args.format),
+            output_files=output_files(args),
+            color=args.color,
+            verbose=args.verbose,
+            show_config=args.show_config,
+        )
+
+
 def run_report(args: argparse.Namespace, paths: list[str], build: Callable[[Pipeline], Report]) -> int:
     """Run a command of :func:`rigcheck.commands._options.add_report_options`: ``build`` makes the
     report from the pipeline configured for ``paths``; the exit code is the report's."""
-    pipeline = build_pipeline(args, paths)
-    if args.show_config:
+    request = ReportRequest.from_args(args, paths)
+    pipeline = build_pipeline(request)
+    if request.show_config:
         sys.stdout.write(pipeline.settings.show())
         return EXIT_OK
-    outputs = report_outputs(args.format, output_files(args), pipeline.registry)
+    outputs = report_outputs(request.formats, request.output_files, pipeline.registry)
     report = build(pipeline)
-    if args.create_baseline:
+    if request.create_baseline:
         from rigcheck.core.baseline import write_baseline
 
-        count = write_baseline(report.findings, args.create_baseline)
-        print(f"rigcheck: wrote {count} baseline entries to {args.create_baseline}", file=sys.stderr)
+        count = write_baseline(report.findings, request.create_baseline)
+        print(f"rigcheck: wrote {count} baseline entries to {request.create_baseline}", file=sys.stderr)
         return EXIT_OK
-    write_report(report, outputs, pipeline.registry, color=args.color, verbose=args.verbose)
+    write_report(report, outputs, pipeline.registry, color=request.color, verbose=request.verbose)
     return report.exit_code
 
 
-def build_pipeline(args: argparse.Namespace, paths: list[str]) -> Pipeline:
-    """The project config found for ``paths`` with the command line over it, the plugins it names, the
-    catalog, the time limit and the baseline."""
+def build_pipeline(request: ReportRequest) -> Pipeline:
+    """The project config found for the request's paths with the command line over it, the plugins it
+    names, the catalog, the time limit and the baseline."""
     from rigcheck.core.config import load_settings
     from rigcheck.core.engine import DEFAULT_TIMEOUT_S, build_catalog
     from rigcheck.core.lint import Pipeline
     from rigcheck.core.sandbox import isolation_requested
 
     cli: dict[str, Any] = {}
-    if args.select:
-        cli["select"] = list(rule_codes(args.select))
-    if args.ignore:
-        cli["ignore"] = list(rule_codes(args.ignore))
-    if args.fail_on:
-        cli["fail-on"] = args.fail_on
-    settings = load_settings(paths, config_path=args.config, isolated=args.isolated, cli=cli)
-    registry = load_registry(args.plugins, isolate=args.isolate_plugins, config=settings)
-    baseline = args.baseline
-    if baseline is None and settings["baseline"] and not args.create_baseline:
+    if request.select is not None:
+        cli["select"] = list(request.select)
+    if request.ignore is not None:
+        cli["ignore"] = list(request.ignore)
+    if request.fail_on:
+        cli["fail-on"] = request.fail_on
+    settings = load_settings(
+        list(request.paths), config_path=request.config, isolated=request.isolated, cli=cli
+    )
+    registry = load_registry(list(request.plugins), isolate=request.isolate_plugins, config=settings)
+    baseline = request.baseline
+    if baseline is None and settings["baseline"] and not request.create_baseline:
         baseline = str(settings.base / settings["baseline"])
         _inside_root(baseline, settings, "/baseline")
     return Pipeline(
         registry,
         build_catalog(registry),
         settings,
-        args.timeout if args.timeout is not None else DEFAULT_TIMEOUT_S,
-        no_ignores=args.no_ignores,
-        baseline=None if args.create_baseline else baseline,
-        isolate_plugins=isolation_requested(args.isolate_plugins),
+        request.timeout if request.timeout is not None else DEFAULT_TIMEOUT_S,
+        no_ignores=request.no_ignores,
+        baseline=None if request.create_baseline else baseline,
+        isolate_plugins=isolation_requested(request.isolate_plugins),
     )
 
 

@@ -53,7 +53,7 @@ def renderer(registry: Registry, name: str) -> Any:
 
 
 def rule_codes(values: Sequence[str]) -> tuple[str, ...]:
-    """``--select PLT,spec001 --select MEM`` as ("PLT", spec_codes.DUPLICATE_KEY, "MEM")."""
+    """``--select PLT,spec001 --select MEM`` as ("PLT", "SPEC001", "MEM")."""
     return tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
 
 
