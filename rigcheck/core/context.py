@@ -96,6 +96,12 @@ class NodeView:
         return f"node {name}" + (f" (x{self.count})" if self.count > 1 else "")
 
     @property
+    def env(self) -> dict[str, str]:
+        """The node's ``software.env`` (NCCL and CUDA variables), empty when not given."""
+        software = self.spec.software
+        return dict((software.env if software else None) or {})
+
+    @property
     def gpus_per_node(self) -> int:
         return sum(gpu.count for gpu in self.gpus)
 
@@ -144,6 +150,10 @@ class CheckContext:
         if self.workload_doc is None:
             return f"rig {self.rig.name}"
         return f"{self.rig.name} + {self.workload_doc.model.name}"
+
+    def node_subject(self, node: NodeView) -> str:
+        """``"home-2x3090 / node ws"``: the subject of a finding about one node group."""
+        return f"{self.rig.name} / {node.label}"
 
     def rig_at(self, pointer: str) -> Location:
         """The location of a field of the rig spec (or of its nearest written ancestor)."""

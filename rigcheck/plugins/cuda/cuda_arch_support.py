@@ -61,7 +61,7 @@ class CudaArchSupportChecker(PerGpuTypeChecker):
             return
         tables = cuda_tables()
         stack = software_stack(node)
-        subject = f"{ctx.rig.name} / {node.label}"
+        subject = ctx.node_subject(node)
         if stack is None or not stack.runtimes:
             yield ARCH.skipped(
                 f"{gpu.facts.name}: no CUDA runtime, toolkit or torch build declared",

@@ -51,7 +51,7 @@ class CudaDriverGpuChecker(PerGpuTypeChecker):
             return
         tables = cuda_tables()
         stack = software_stack(node)
-        subject = f"{ctx.rig.name} / {node.label}"
+        subject = ctx.node_subject(node)
         where = ctx.rig_at(stack.driver_pointer if stack else f"{node.pointer}/software")
         if stack is None or stack.driver is None:
             yield DRIVER_GPU.skipped(

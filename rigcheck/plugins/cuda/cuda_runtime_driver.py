@@ -58,7 +58,7 @@ class CudaRuntimeDriverChecker(PerNodeChecker):
     def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
         tables = cuda_tables()
         gpus = [gpu for gpu in node.gpus if gpu.facts.vendor == "nvidia"]
-        subject = f"{ctx.rig.name} / {node.label}"
+        subject = ctx.node_subject(node)
         stack = software_stack(node)
         if not gpus:
             if node.gpus and stack is not None and stack.runtimes:

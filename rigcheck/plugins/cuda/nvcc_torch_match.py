@@ -48,7 +48,7 @@ class NvccTorchMatchChecker(PerNodeChecker):
         if not any(gpu.facts.vendor == "nvidia" for gpu in node.gpus):
             return
         stack = software_stack(node)
-        subject = f"{ctx.rig.name} / {node.label}"
+        subject = ctx.node_subject(node)
         torch = stack.torch if stack else None
         torch_cuda = torch.cuda if torch else None
         if stack is None or stack.toolkit is None or torch is None or torch_cuda is None:

@@ -56,7 +56,7 @@ class TorchWheelKernelsChecker(PerNodeChecker):
         gpus = cuda_gpus(node)
         if not gpus:
             return
-        subject = f"{ctx.rig.name} / {node.label}"
+        subject = ctx.node_subject(node)
         if stack is None or stack.torch is None:
             yield KERNELS.skipped(
                 f"{node.label}: software.torch not given",

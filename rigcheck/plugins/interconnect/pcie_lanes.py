@@ -43,7 +43,7 @@ class PcieLanesChecker(PerNodeChecker):
         full_lanes, narrow_lanes = int(section["full_lanes"]), int(section["narrow_lanes"])
         if node.gpus_per_node < 2:
             return
-        subject = f"{ctx.rig.name} / {node.label}"
+        subject = ctx.node_subject(node)
         pcie = node.spec.pcie
         where = ctx.rig_at(f"{node.pointer}/pcie")
         if pcie is None:

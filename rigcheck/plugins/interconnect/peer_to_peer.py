@@ -63,7 +63,7 @@ class PeerToPeerChecker(PerNodeChecker):
         if node.gpus_per_node < 2:
             return
         gpu = node.gpus[0]
-        subject = f"{ctx.rig.name} / {node.label}"
+        subject = ctx.node_subject(node)
         interconnect = node.spec.gpu_interconnect
         where = ctx.rig_at(f"{node.pointer}/gpu_interconnect" if interconnect else f"{gpu.pointer}/model")
         declared = interconnect.p2p if interconnect is not None else None

@@ -56,7 +56,7 @@ class GpuDirectRdmaChecker(PerNodeChecker):
             return
         facts = ctx.facts("network")["gpudirect_rdma"]
         minimum = int(facts["min_driver_branch"])
-        subject = f"{ctx.rig.name} / {node.label}"
+        subject = ctx.node_subject(node)
         claims = [index for index, link in enumerate(node.spec.network or ()) if link.gpudirect_rdma]
         if not claims:
             yield GDR.passed(

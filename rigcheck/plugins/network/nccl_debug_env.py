@@ -57,9 +57,8 @@ class NcclDebugEnvChecker(PerNodeChecker):
     def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
         if not node.gpus:
             return
-        software = node.spec.software
-        env = (software.env if software else None) or {}
-        subject = f"{ctx.rig.name} / {node.label}"
+        env = node.env
+        subject = ctx.node_subject(node)
         debugging = ctx.facts("network")["nccl_env"]["debugging_variables"]
         switches = [name for name in debugging if name in env and _is_set(env[name])]
         if not switches:

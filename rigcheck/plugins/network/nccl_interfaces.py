@@ -60,9 +60,8 @@ class NcclInterfacesChecker(PerNodeChecker):
     def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
         if not node.gpus:
             return
-        software = node.spec.software
-        env = (software.env if software else None) or {}
-        subject = f"{ctx.rig.name} / {node.label}"
+        env = node.env
+        subject = ctx.node_subject(node)
         chosen = [name for name in ("NCCL_SOCKET_IFNAME", "NCCL_IB_HCA") if env.get(name)]
         if not chosen:
             yield INTERFACES.passed(

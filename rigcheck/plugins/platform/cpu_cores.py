@@ -49,7 +49,7 @@ class CpuCoresChecker(PerNodeChecker):
         facts = ctx.facts("platform")["cpu_cores"]
         per_gpu, least = float(facts["reserved_cores_per_gpu"]), int(facts["reserved_cores_min"])
         workers, workers_from = _workers(ctx, facts)
-        subject = f"{ctx.rig.name} / {node.label}"
+        subject = ctx.node_subject(node)
         processes, processes_from = _processes(ctx, node)
         if processes == 0:
             yield CPU_CORES.skipped(

@@ -37,7 +37,7 @@ class CudaDeviceChecker(PerGpuTypeChecker):
         vendor = gpu.facts.vendor
         if vendor == "nvidia":
             return
-        subject = f"{ctx.rig.name} / {node.label}"
+        subject = ctx.node_subject(node)
         software = node.spec.software
         torch = (software.torch or "") if software else ""
         cuda_stack = "+cu" in torch or bool(software and (software.cuda_toolkit or software.cuda_runtime))

@@ -78,7 +78,7 @@ class GpuClearanceChecker(Checker):
             clearance = chassis.gpu_height_clearance_mm if chassis else None
             if clearance is None:
                 continue  # rarely published; checked only when the rig gives it
-            subject = f"{ctx.rig.name} / {node.label}"
+            subject = ctx.node_subject(node)
             for gpu in node.gpus:
                 height = gpu.fact("height_mm")
                 where = ctx.rig_at(f"{gpu.pointer}/height_mm")
@@ -129,7 +129,7 @@ class GpuClearanceChecker(Checker):
         facts = ctx.facts("platform")["gpu_length"]
         margin = float(facts["margin_mm"])
         for node in ctx.nodes:
-            subject = f"{ctx.rig.name} / {node.label}"
+            subject = ctx.node_subject(node)
             chassis = node.spec.chassis
             clearance = chassis.gpu_clearance_mm if chassis else None
             recommended = chassis.gpu_max_length_mm if chassis else None

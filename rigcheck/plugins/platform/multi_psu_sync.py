@@ -39,7 +39,7 @@ class MultiPsuSyncChecker(PerNodeChecker):
         units = sum(psu.count for psu in psus)
         if units <= 1 or any(psu.redundancy for psu in psus):
             return
-        subject = f"{ctx.rig.name} / {node.label}"
+        subject = ctx.node_subject(node)
         where = ctx.rig_at(f"{node.pointer}/psu")
         if all(psu.sync_adapter for psu in psus):
             yield SYNC.passed(

@@ -45,7 +45,7 @@ class OpenAirStackingChecker(PerNodeChecker):
         warn_at, fail_at = int(section["warn_at_cards"]), int(section["fail_at_cards"])
         if not node.gpus:
             return
-        subject = f"{ctx.rig.name} / {node.label}"
+        subject = ctx.node_subject(node)
         chassis = node.spec.chassis
         where = ctx.rig_at(f"{node.gpus[0].pointer}/cooler")
         if chassis and chassis.form_factor in ("open-frame", "rackmount"):

@@ -43,7 +43,7 @@ class PassiveCoolingChecker(PerNodeChecker):
         passive = [gpu for gpu in node.gpus if gpu.fact("cooler").value == "passive"]
         if not passive:
             return
-        subject = f"{ctx.rig.name} / {node.label}"
+        subject = ctx.node_subject(node)
         chassis = node.spec.chassis
         where = ctx.rig_at(f"{passive[0].pointer}/model")
         names = ", ".join(gpu.facts.name for gpu in passive)

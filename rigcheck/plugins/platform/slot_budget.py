@@ -69,7 +69,7 @@ class SlotBudgetChecker(PerNodeChecker):
         tolerance_mm = float(ctx.facts("platform")["gpu_slots"]["reference_length_tolerance_mm"])
         if not node.gpus:
             return
-        subject = f"{ctx.rig.name} / {node.label}"
+        subject = ctx.node_subject(node)
         chassis = node.spec.chassis
         where = ctx.rig_at(f"{node.pointer}/chassis/expansion_slots")
         if chassis is None or chassis.expansion_slots is None:

@@ -69,7 +69,7 @@ class SystemRamChecker(PerNodeChecker):
         fail_below = float(limits["staging_fail_below_ratio"])
         warn_below = float(limits["warn_below_ratio"])
         recommended = float(limits["recommended_ratio"])
-        subject = f"{ctx.rig.name} / {node.label}"
+        subject = ctx.node_subject(node)
         ram = node.spec.memory_gib
         if not node.gpus:
             yield SYSTEM_RAM.skipped(

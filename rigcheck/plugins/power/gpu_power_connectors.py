@@ -67,7 +67,7 @@ class GpuPowerConnectorChecker(PerNodeChecker):
             f"sum(connector ratings) + slot ({fmt(float(table['slot_with_16pin']))} W for a 16-pin card, "
             f"else {fmt(float(table['slot']))} W)"
         )
-        subject = f"{ctx.rig.name} / {node.label}"
+        subject = ctx.node_subject(node)
         cables = native_16pin_cables(node)
         cables_left = cables
         for gpu in node.gpus:

@@ -38,7 +38,7 @@ class PsuRedundancyChecker(PerNodeChecker):
     reads_workload = False
 
     def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
-        subject = f"{ctx.rig.name} / {node.label}"
+        subject = ctx.node_subject(node)
         power = node_power(node, ctx.facts("power"))
         for psu in power.psus:
             if not psu.spares:

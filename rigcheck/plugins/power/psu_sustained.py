@@ -61,7 +61,7 @@ class PsuSustainedChecker(PerNodeChecker):
         limits = facts["sustained"]
         warn_above, fail_above = float(limits["warn_above_fraction"]), float(limits["fail_above_fraction"])
         cpu_upper_per_socket = float(limits["cpu_unknown_w_per_socket"])
-        subject = f"{ctx.rig.name} / {node.label}"
+        subject = ctx.node_subject(node)
         power = node_power(node, facts)
         if not power.psus:
             yield PSU_LOAD.skipped(

@@ -72,7 +72,7 @@ class PsuTransientChecker(PerNodeChecker):
             float(table["legacy_headroom_factor"]),
         )
         excursion_us = float(table["atx3_excursion_us"])
-        subject = f"{ctx.rig.name} / {node.label}"
+        subject = ctx.node_subject(node)
         power = node_power(node, facts)
         if not power.psus or not power.gpus:
             return
