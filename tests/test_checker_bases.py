@@ -102,6 +102,15 @@ def test_per_node_walks_every_node_group_once() -> None:
     assert len(ctx.nodes) == 3
 
 
+def test_gpu_nodes_only_leaves_out_the_groups_without_gpus() -> None:
+    class GpuNodes(Nodes):
+        gpu_nodes_only = True
+
+    ctx = _context()
+    assert _messages(GpuNodes(), ctx) == [node.label for node in ctx.nodes if node.gpus]
+    assert len(_messages(GpuNodes(), ctx)) == 2
+
+
 def test_per_gpu_type_walks_each_gpu_model_of_each_group() -> None:
     """The CPU-only group has none; the mixed group has two GPU types; the H100 group one: 3 calls."""
     messages = _messages(Gpus(), _context())
@@ -171,6 +180,15 @@ def test_estimates_are_memoised_per_gpu() -> None:
 )
 def test_graded_is_the_ladder(value: float, kwargs: dict[str, Any], expected: Severity) -> None:
     assert RULE.graded(value, **kwargs) is expected
+
+
+@pytest.mark.parametrize(
+    ("severity", "fix"),
+    [(Severity.PASS, None), (Severity.WARN, "do this"), (Severity.FAIL, "do this")],
+)
+def test_judged_keeps_the_fix_only_when_something_is_wrong(severity: Severity, fix: str | None) -> None:
+    finding = RULE.judged(severity, "told", fix="do this", subject="s")
+    assert (finding.severity, finding.fix, finding.message, finding.subject) == (severity, fix, "told", "s")
 
 
 def test_rule_docs_name_their_thresholds_from_the_data() -> None:

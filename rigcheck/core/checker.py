@@ -56,9 +56,13 @@ class Checker:
 class PerNodeChecker(Checker):
     """A checker whose rules look at one node group at a time: implement :meth:`check_node`."""
 
+    #: True when the rules concern GPU nodes only: node groups without GPUs are not walked.
+    gpu_nodes_only: ClassVar[bool] = False
+
     def check(self, ctx: CheckContext) -> Iterable[Finding]:
         for node in ctx.nodes:
-            yield from self.check_node(ctx, node)
+            if node.gpus or not self.gpu_nodes_only:
+                yield from self.check_node(ctx, node)
 
     def check_node(self, ctx: CheckContext, node: NodeView) -> Iterable[Finding]:
         raise NotImplementedError(f"{type(self).__name__}.check_node")

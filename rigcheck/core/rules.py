@@ -162,6 +162,10 @@ class Rule:
             return Severity.WARN
         return Severity.PASS
 
+    def judged(self, severity: Severity, message: str, *, fix: str | None = None, **details: Any) -> Finding:
+        """A finding at ``severity`` (e.g. from :meth:`graded`); a pass carries no ``fix``."""
+        return self.finding(severity, message, fix=None if severity is Severity.PASS else fix, **details)
+
     def passed(self, message: str, **details: Any) -> Finding:
         return self.finding(Severity.PASS, message, **details)
 

@@ -29,7 +29,9 @@ BUSBW = Rule(
     docs=RuleDocs(
         what="Takes nccl-tests all_reduce_perf results (and `rigcheck measure`'s all-reduce): the bus bandwidth at "
         "the largest size, against the per-direction rate of the link the ranks share (NVLink/NVSwitch total / 2, "
-        "or PCIe, within a node; the node's network bandwidth across nodes). Warn below 70%, fail below 50%; warn "
+        "or PCIe, within a node; the node's network bandwidth across nodes). Warn below "
+        "{facts:evidence.nccl_busbw.warn_below_fraction:.0%}, fail below "
+        "{facts:evidence.nccl_busbw.fail_below_fraction:.0%}; warn "
         "when the largest size is under 1 GiB (too small to reach peak) or when the table is not an all-reduce.",
         why="NCCL reaches 78-88% of a link's rate when everything works (8xA100: 235 of 300 GB/s). Half of it means "
         "a link down, P2P disabled, traffic on the wrong NIC, or a PCIe switch shared by two GPUs.",
@@ -138,9 +140,7 @@ class EvidenceNcclChecker(EvidenceChecker):
             fail_at=float(facts["fail_below_fraction"]),
             higher_is_worse=False,
         )
-        if severity is Severity.PASS:
-            return BUSBW.passed(told, location=location, evidence=detail)
-        return BUSBW.finding(severity, told, location=location, evidence=detail, fix=fix)
+        return BUSBW.judged(severity, told, location=location, evidence=detail, fix=fix)
 
 
 @hookimpl

@@ -70,7 +70,8 @@ COPY_BANDWIDTH = Rule(
     docs=RuleDocs(
         what="Compares measured host-to-device and device-to-host bandwidth (bandwidthTest, nvbandwidth, rigcheck "
         "measure; pinned memory) with the per-direction rate of the declared link (`pcie.gen` x `lanes_per_gpu`): "
-        "warn below 70%, fail below 40%. A Gen5 x16 link measures about 55 of 63 GB/s.",
+        "warn below {facts:evidence.pcie_bandwidth.warn_below_fraction:.0%}, fail below "
+        "{facts:evidence.pcie_bandwidth.fail_below_fraction:.0%}. A Gen5 x16 link measures about 55 of 63 GB/s.",
         why="Data loading, CPU offload and checkpoint reads go through this link; a link at half its rate is a "
         "trained-down link, a card in a chipset slot or a NUMA-remote buffer.",
         example="```\nbandwidthTest H2D pinned: 12.4 GB/s on a Gen4 x16 slot (31.5 GB/s): EVD011\n```",
@@ -210,12 +211,13 @@ class EvidencePcieChecker(Checker):
                 f"{node.label}: {kind.upper()} {fmt(best, 1)} GB/s in {where(evidence)} against Gen{gen} "
                 f"x{lanes} = {fmt(link, 1)} GB/s each way ({share:.0%})"
             )
-            severity = COPY_BANDWIDTH.graded(share, warn_at=warn, fail_at=fail, higher_is_worse=False)
-            if severity is Severity.PASS:
-                yield COPY_BANDWIDTH.passed(told, location=location, evidence=detail)
-            else:
-                fix = "check the link (EVD004), NUMA placement (numactl) and pinned memory"
-                yield COPY_BANDWIDTH.finding(severity, told, location=location, evidence=detail, fix=fix)
+            yield COPY_BANDWIDTH.judged(
+                COPY_BANDWIDTH.graded(share, warn_at=warn, fail_at=fail, higher_is_worse=False),
+                told,
+                location=location,
+                evidence=detail,
+                fix="check the link (EVD004), NUMA placement (numactl) and pinned memory",
+            )
 
 
 @hookimpl

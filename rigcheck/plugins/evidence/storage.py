@@ -27,7 +27,8 @@ STORAGE = Rule(
     docs=RuleDocs(
         what="Matches each fio job to a declared storage device (by file name or mount, else the data device) and "
         "compares read IOPS with `random_read_iops` (random jobs) and read bandwidth with `read_mb_s` "
-        "(sequential jobs): warn below 80% of the declared figure. Cloud volumes are compared with their "
+        "(sequential jobs): warn below {facts:evidence.storage.warn_below_fraction:.0%} of the declared "
+        "figure. Cloud volumes are compared with their "
         "provisioned or baseline limits.",
         why="The STO rules (data loading, checkpoint time) trust the declared numbers; a device that measures lower "
         "(a gp3 volume at baseline, an NVMe behind a chipset link, a RAID set degraded) makes them optimistic.",

@@ -30,7 +30,8 @@ DP_SHARE = Rule(
         "the gradients every micro-batch, (n-1)/n x S each), timed over the path their group takes (the GPU "
         "link within a node, the nodes' network share across nodes), less what compute hides (DDP's in the "
         "last backward, FSDP's in all of the compute, up to the overlap share of specs/rules/throughput.yaml). "
-        "Warns when what is left adds more than 25% to the step, fails when it adds more than the compute "
+        "Warns when what is left adds more than {facts:interconnect.data_parallel.warn_above_share:.0%} to "
+        "the step, fails when it adds more than the compute "
         "itself (the job runs at less than half its compute-bound speed).",
         why="DDP overlaps the all-reduce with backward, FSDP prefetches its all-gathers, but only up to the "
         "compute's length; beyond it every step waits for the links. A 7B model's gradients are 14 GB in bf16 "
@@ -128,13 +129,14 @@ class DataParallelChecker(WorkloadOnRigChecker):
         fix = "use faster links, FSDP hybrid_shard or ZeRO-2 (shard within a node), or LoRA"
         if not (par.zero >= 2 or par.fsdp in ("full_shard", "hybrid_shard", "shard_grad_op")):
             fix = f"raise batch.grad_accum (to about {max(2, int(accum * share / warn) + 1)}), " + fix
-        severity = DP_SHARE.graded(share, warn_at=warn, fail_at=fail)
-        if severity is Severity.PASS:
-            yield DP_SHARE.passed(told, location=where, evidence=evidence, subject=ctx.subject)
-        else:
-            yield DP_SHARE.finding(
-                severity, told, location=where, evidence=evidence, subject=ctx.subject, fix=fix
-            )
+        yield DP_SHARE.judged(
+            DP_SHARE.graded(share, warn_at=warn, fail_at=fail),
+            told,
+            location=where,
+            evidence=evidence,
+            subject=ctx.subject,
+            fix=fix,
+        )
 
 
 @hookimpl

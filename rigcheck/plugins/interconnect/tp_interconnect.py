@@ -38,8 +38,10 @@ TP_LINKS = Rule(
         "2-GPU bridge, or PCIe, halved without peer-to-peer). For inference, where a decode step all-reduces "
         "only concurrency x h elements twice per layer and is bound by reading the weights, r is the "
         "all-reduces' time (bandwidth and latency of the link) over the rest of the decode step, from the "
-        "decode model (warn above 1: they take half the step; fail above 3). Training warns above 0.3 and fails "
-        "above 1. Thresholds in `specs/rules/interconnect.yaml`.",
+        "decode model (warn above {facts:interconnect.tensor_parallel_serving.warn_above_ratio:g}: they take "
+        "half the step; fail above {facts:interconnect.tensor_parallel_serving.fail_above_ratio:g}). "
+        "Training warns above {facts:interconnect.tensor_parallel.warn_above_ratio:g} and fails "
+        "above {facts:interconnect.tensor_parallel.fail_above_ratio:g}. Thresholds in `specs/rules/interconnect.yaml`.",
         why="TP's all-reduces sit on the critical path of every layer. Over PCIe they can take several times the "
         "compute (TP 8 at 400 TFLOP/s over 25 GB/s: r of about 6); over NVLink 4 the same is about 0.4. "
         "'One doesn't use TP degree of more than 8, because TP is only efficient at NVLink speed.'",
@@ -214,11 +216,15 @@ def _verdict(
 ) -> Finding:
     """ICX001's finding for a ratio against its warn and fail thresholds; ``failing`` says what a fail means."""
     severity = TP_LINKS.graded(ratio, warn_at=warn, fail_at=fail)
-    if severity is Severity.PASS:
-        return TP_LINKS.passed(told, location=where, related=related, evidence=evidence, subject=subject)
-    message = f"{told}: {failing}" if severity is Severity.FAIL else f"{told}: above {warn:g}"
-    return TP_LINKS.finding(
-        severity, message, location=where, related=related, evidence=evidence, fix=fix, subject=subject
+    said = {Severity.PASS: "", Severity.WARN: f": above {warn:g}", Severity.FAIL: f": {failing}"}
+    return TP_LINKS.judged(
+        severity,
+        told + said[severity],
+        location=where,
+        related=related,
+        evidence=evidence,
+        fix=fix,
+        subject=subject,
     )
 
 

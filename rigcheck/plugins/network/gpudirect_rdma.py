@@ -50,10 +50,9 @@ class GpuDirectRdmaChecker(PerNodeChecker):
     name = "network.gpudirect-rdma"
     rules = (GDR,)
     reads_workload = False
+    gpu_nodes_only = True
 
     def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
-        if not node.gpus:
-            return
         facts = ctx.facts("network")["gpudirect_rdma"]
         minimum = int(facts["min_driver_branch"])
         subject = ctx.node_subject(node)

@@ -53,10 +53,9 @@ class NcclDebugEnvChecker(PerNodeChecker):
     name = "network.nccl-debug-env"
     rules = (DEBUG_SWITCHES,)
     reads_workload = False
+    gpu_nodes_only = True
 
     def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
-        if not node.gpus:
-            return
         env = node.env
         subject = ctx.node_subject(node)
         debugging = ctx.facts("network")["nccl_env"]["debugging_variables"]

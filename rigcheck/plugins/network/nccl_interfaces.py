@@ -56,10 +56,9 @@ class NcclInterfacesChecker(PerNodeChecker):
     name = "network.nccl-interfaces"
     rules = (INTERFACES,)
     reads_workload = False
+    gpu_nodes_only = True
 
     def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
-        if not node.gpus:
-            return
         env = node.env
         subject = ctx.node_subject(node)
         chosen = [name for name in ("NCCL_SOCKET_IFNAME", "NCCL_IB_HCA") if env.get(name)]

@@ -53,7 +53,8 @@ SHARDED_BANDWIDTH = Rule(
         "the nodes' compute network each micro-batch (2 x the 16-bit parameters and the gradients, (n-1)/n x "
         "each), timed at the network's bus bandwidth (ports x line rate x the transport's efficiency: RDMA with "
         "GPUDirect, RDMA through host memory, TCP), less what compute hides. Fails when what is left is more "
-        "than the compute (the network more than doubles the step), warns above 25% of it. The message also "
+        "than the compute (the network more than doubles the step), warns above "
+        "{facts:network.sharded_data_parallel.warn_above_share:.0%} of it. The message also "
         "gives DeepSpeed's field report for context (100 Gb/s per node is not enough, 200-400 ok, 800-1000 "
         "ideal, on V100s: newer GPUs compute faster and need more).",
         why="Full sharding moves 3 x the model's 16-bit size per micro-batch; on a slow network the GPUs wait. "

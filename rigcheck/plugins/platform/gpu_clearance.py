@@ -19,7 +19,8 @@ GPU_LENGTH = Rule(
     docs=RuleDocs(
         what="Compares each card's length (the rig's `length_mm`, else the reference card's length from the "
         "catalog) with the chassis' `gpu_clearance_mm`: fail when the card is longer, warn when it leaves "
-        "less than 30 mm, pass otherwise. When the case maker publishes a recommended maximum card length "
+        "less than {facts:platform.gpu_length.margin_mm} mm, pass otherwise. When the case maker publishes a "
+        "recommended maximum card length "
         "(`gpu_max_length_mm`), that already holds its margin and the card is compared with it alone. The "
         "margin is in `specs/rules/platform.yaml` (`gpu_length`).",
         why="Partner cards are often 30-50 mm longer than the reference design (RTX 4090: 304 mm Founders "
@@ -43,7 +44,8 @@ GPU_HEIGHT = Rule(
     severity=Severity.FAIL,
     docs=RuleDocs(
         what="Compares each card's height (the rig's `height_mm`, else the reference card's) with the chassis' "
-        "`gpu_height_clearance_mm`: fail when the card alone is taller, warn when it leaves less than 30 mm "
+        "`gpu_height_clearance_mm`: fail when the card alone is taller, warn when it leaves less than "
+        "{facts:platform.gpu_height.plug_margin_mm} mm "
         "for a top-mounted power plug and its cable (rigcheck policy; `specs/rules/platform.yaml`).",
         why="Large cards are 137-150 mm tall before the plug; a side panel that presses on a 12VHPWR plug bends "
         "it out of its socket, and partly seated plugs have melted.",

@@ -17,10 +17,13 @@ CONNECTORS = Rule(
     summary="A card's power limit exceeds its power connectors plus the slot",
     severity=Severity.FAIL,
     docs=RuleDocs(
-        what="Adds the ratings of each card's power inputs (12VHPWR/12V-2x6 600 W, 8-pin PCIe 150 W, 6-pin 75 W, "
-        "8-pin EPS 300 W) and the x16 slot's 75 W (none for a card with a 16-pin plug: it takes its load "
+        what="Adds the ratings of each card's power inputs (12VHPWR/12V-2x6 {facts:power.connectors.12vhpwr} "
+        "W, 8-pin PCIe {facts:power.connectors.8pin-pcie} W, 6-pin {facts:power.connectors.6pin-pcie} W, "
+        "8-pin EPS {facts:power.connectors.8pin-eps} W) and the x16 slot's {facts:power.connectors.slot} W "
+        "(none for a card with a 16-pin plug: it takes its load "
         "through the plug), and compares the sum with the card's power limit: fail above it; a 16-pin card "
-        "also warns with less than 10% margin (its pins are rated 1.1x the plug's 600 W, an 8-pin's 1.9x). "
+        "also warns with less than {facts:power.connectors.warn_margin_16pin_fraction:.0%} margin (its pins "
+        "are rated {facts:power.connectors.pin_capacity_16pin_factor:g}x the plug's 600 W, an 8-pin's 1.9x). "
         "Also warns when the PSUs have fewer native 12VHPWR/12V-2x6 cables than the node "
         "has 16-pin cards (each `psu.connectors` entry is one cable per unit; list a connector twice for two "
         "cables): the others need an adapter of 8-pin cables, each carrying 150 W.",

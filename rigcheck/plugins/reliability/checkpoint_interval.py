@@ -34,8 +34,12 @@ INTERVAL = Rule(
     docs=RuleDocs(
         what="Takes the checkpoint write time delta (size / write rate, as STO004) and the job's MTBF M (REL002), "
         "computes Young's optimum `tau = sqrt(2 delta M)` (and Daly's refinement), and the expected share of the "
-        "run lost, `delta / I + (I / 2 + R) / M` (restart time R: `run.restart_minutes`, default 10). Warns when "
-        "`run.checkpoint_interval_min` is above 2 tau or below tau / 2 and that interval loses at least 0.5% more "
+        "run lost, `delta / I + (I / 2 + R) / M` (restart time R: `run.restart_minutes`, default "
+        "{facts:reliability.checkpoint_interval.restart_minutes}). Warns when "
+        "`run.checkpoint_interval_min` is above "
+        "{facts:reliability.checkpoint_interval.warn_outside_factor:g} tau or below tau / "
+        "{facts:reliability.checkpoint_interval.warn_outside_factor:g} and that interval loses at least "
+        "{facts:reliability.checkpoint_interval.negligible_loss_fraction:.1%} more "
         "of the run than tau would; warns when no interval is set for a run longer than tau.",
         why="Checkpoint too rarely and each failure throws away hours of work; too often and the writes eat the "
         "run. The optimum is flat, so an interval within a factor of two of tau, or one whose extra cost is "

@@ -19,11 +19,14 @@ WRITE_OVERHEAD = Rule(
     summary="Writing each checkpoint takes a large share of the checkpoint interval",
     severity=Severity.WARN,
     docs=RuleDocs(
-        what="Estimates a checkpoint's size (full restartable: 14 B/param for weights, fp32 master copy and Adam "
-        "moments; weights only: 2 B/param; LoRA: 12 B per adapter parameter), its write time on the "
+        what="Estimates a checkpoint's size (full restartable: "
+        "{facts:storage.checkpoint.full_bytes_per_param} B/param for weights, fp32 master copy and Adam "
+        "moments; weights only: {facts:storage.checkpoint.weights_only_bytes_per_param} B/param; LoRA: "
+        "{facts:storage.checkpoint.adapter_bytes_per_param} B per adapter parameter), its write time on the "
         "checkpoint device (`write_mb_s` x count; gp3 at 125 MiB/s unless provisioned; node-local disks of "
         "several nodes write their shards in parallel), and compares write time with "
-        "`run.checkpoint_interval_min`: warn above 2%, fail above 10%.",
+        "`run.checkpoint_interval_min`: warn above {facts:storage.checkpoint.warn_above_overhead:.0%}, fail "
+        "above {facts:storage.checkpoint.fail_above_overhead:.0%}.",
         why="Training stops (or slows) while a checkpoint is written. A 7B model's 98 GB checkpoint takes 12.5 "
         "minutes to a gp3 volume at baseline, 14 s to one Gen4 NVMe; BLOOM spent 0.37% of its time writing "
         "checkpoints, and at 2% the cost is 'quite significant'.",
@@ -109,21 +112,15 @@ class CheckpointWriteChecker(WorkloadOnRigChecker):
             "faster checkpoint storage, asynchronous or sharded checkpoints, weights-only checkpoints between "
             f"full ones, or an interval of at least {fmt(plan.write_seconds / warn / 60, 0)} min"
         )
-        severity = WRITE_OVERHEAD.graded(overhead, warn_at=warn, fail_at=fail)
-        if severity is Severity.PASS:
-            yield WRITE_OVERHEAD.passed(
-                told, location=where, related=related, evidence=evidence, subject=ctx.subject
-            )
-        else:
-            yield WRITE_OVERHEAD.finding(
-                severity,
-                told,
-                location=where,
-                related=related,
-                evidence=evidence,
-                fix=fix,
-                subject=ctx.subject,
-            )
+        yield WRITE_OVERHEAD.judged(
+            WRITE_OVERHEAD.graded(overhead, warn_at=warn, fail_at=fail),
+            told,
+            location=where,
+            related=related,
+            evidence=evidence,
+            fix=fix,
+            subject=ctx.subject,
+        )
 
 
 @hookimpl

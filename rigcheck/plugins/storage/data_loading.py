@@ -9,6 +9,7 @@ after the first epoch.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from rigcheck.core.checker import WorkloadOnRigChecker
@@ -34,12 +35,16 @@ READ_RATE = Rule(
     severity=Severity.FAIL,
     docs=RuleDocs(
         what="Computes the read rate the job needs, `tokens/s x bytes per token` (or samples/s x bytes per "
-        "sample) at the optimistic end of the throughput estimate, x 1.2 margin, and compares it with the "
+        "sample) at the optimistic end of the throughput estimate, x {facts:storage.read_bandwidth.margin:g} "
+        "margin, and compares it with the "
         "data device's sequential read rate (the rig's `read_mb_s` x count; HDD/SATA defaults; cloud "
         "volumes at their provisioned or baseline throughput: gp3 125 MiB/s unless provisioned). Fail "
-        "above the device's rate, warn above 80% of it. A shared file system serves all nodes. A multi-epoch run "
+        "above the device's rate, warn above {facts:storage.read_bandwidth.warn_above_fraction:.0%} of it. A "
+        "shared file system serves all nodes. A multi-epoch run "
         "whose data set fits the page cache (half the RAM) reads the device in epoch 1 only: it is judged on "
-        "how much longer that makes the run (warn above 25%, fail above 100%).",
+        "how much longer that makes the run (warn above "
+        "{facts:storage.page_cache.run_stretch_warn_above:.0%}, fail above "
+        "{facts:storage.page_cache.run_stretch_fail_above:.0%}).",
         why="A starved data loader leaves the GPUs idle; image and audio sets at hundreds of KB per sample need "
         "GB/s (ResNet-50 on a DGX A100: 1.8 GB/s), while pre-tokenised text needs KB/s.",
         example="```yaml\nstorage: [{kind: cloud-volume, volume_type: gp3}]   # 125 MiB/s\ndata: {samples: 1.3e6, "
@@ -57,8 +62,10 @@ RANDOM_IOPS = Rule(
     severity=Severity.FAIL,
     docs=RuleDocs(
         what="For `data.access: random`, one random read per sequence (or sample): sequences/s at the "
-        "optimistic end of the throughput estimate x 1.2, against the device's random-read IOPS (a 7,200 "
-        "rpm HDD about 80; gp3 3,000 unless provisioned). Fail above, warn above 80%.",
+        "optimistic end of the throughput estimate x {facts:storage.read_bandwidth.margin:g}, against the "
+        "device's random-read IOPS (a 7,200 "
+        "rpm HDD about 80; gp3 3,000 unless provisioned). Fail above, warn above "
+        "{facts:storage.read_bandwidth.warn_above_fraction:.0%}.",
         why="Shuffled reads of small records turn a disk's MB/s into IOPS: an HDD's 80 IOPS feed 80 samples a "
         "second, whatever its sequential rate.",
         example="```yaml\nstorage: [{kind: hdd}]\ndata: {access: random}   # STO002 for anything faster than 80/s\n```",
@@ -84,6 +91,66 @@ PAGE_CACHE = Rule(
         references=("https://github.com/stas00/ml-engineering/blob/master/compute/cpu-memory/README.md",),
     ),
 )
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """What the three rules share: the data, the device that holds it and the rate the GPUs read at."""
+
+    data: Data
+    node: NodeView
+    rates: DeviceRates
+    tokens_per_s: float
+    seq: int
+    where: Location
+    related: list[Location]
+    subject: str
+    facts: Mapping[str, FactSection]
+
+    @property
+    def margin(self) -> float:
+        return float(self.facts["read_bandwidth"]["margin"])
+
+    @property
+    def warn(self) -> float:
+        return float(self.facts["read_bandwidth"]["warn_above_fraction"])
+
+    @property
+    def data_gb(self) -> float | None:
+        data = self.data
+        if data.size_gb:
+            return float(data.size_gb)
+        if data.tokens and data.bytes_per_token:
+            return data.tokens * data.bytes_per_token / 1e9
+        if data.samples and data.bytes_per_sample:
+            return data.samples * data.bytes_per_sample / 1e9
+        return None
+
+    @property
+    def cacheable_gb(self) -> float | None:
+        """The page cache: a fraction of the node's RAM, in GB."""
+        ram = self.node.spec.memory_gib
+        if ram is None:
+            return None
+        return ram * 2**30 / 1e9 * float(self.facts["page_cache"]["cacheable_fraction_of_ram"])
+
+    @property
+    def cached_epochs(self) -> float | None:
+        """Epochs of a run whose data set fits the page cache (the device then feeds epoch 1 only)."""
+        size, cacheable, epochs = self.data_gb, self.cacheable_gb, self.data.epochs
+        if size is None or cacheable is None or not epochs or epochs <= 1:
+            return None
+        return float(epochs) if size <= cacheable else None
+
+    def bytes_per_token(self) -> tuple[float | None, str]:
+        data, seq = self.data, self.seq
+        if data.bytes_per_sample:
+            return data.bytes_per_sample / seq, f"{fmt(data.bytes_per_sample)} B per sample / {seq} tokens"
+        if data.bytes_per_token:
+            return data.bytes_per_token, f"{fmt(data.bytes_per_token)} B per token"
+        if data.size_gb and data.tokens:
+            return data.size_gb * 1e9 / data.tokens, "size_gb / tokens"
+        return None, ""
 
 
 class DataLoadingChecker(WorkloadOnRigChecker):
@@ -123,62 +190,25 @@ class DataLoadingChecker(WorkloadOnRigChecker):
         tokens_per_s = speed.tokens_per_second.high
         if not rates.shared:  # each node reads its own copy: the rate one node needs
             tokens_per_s /= max(1, -(-estimate.inputs.world // node.gpus_per_node))
-        seq = estimate.inputs.seq_len
-        margin = float(facts["read_bandwidth"]["margin"])
-        warn = float(facts["read_bandwidth"]["warn_above_fraction"])
-        related = [ctx.rig_at(rates.pointer)]
-        cached = self._cached_epochs(node, data, facts)
-        yield self._bandwidth(
-            ctx, data, rates, tokens_per_s, seq, margin, warn, where, related, facts, cached
+        reading = _Reading(
+            data=data,
+            node=node,
+            rates=rates,
+            tokens_per_s=tokens_per_s,
+            seq=estimate.inputs.seq_len,
+            where=where,
+            related=[ctx.rig_at(rates.pointer)],
+            subject=ctx.subject,
+            facts=facts,
         )
-        yield self._iops(ctx, data, rates, tokens_per_s, seq, margin, warn, where, related)
-        yield self._page_cache(ctx, node, data, rates, where, related, facts)
+        yield self._bandwidth(reading)
+        yield self._iops(reading)
+        yield self._page_cache(reading)
 
-    @staticmethod
-    def _bytes_per_token(data: Data, seq: int) -> tuple[float | None, str]:
-        if data.bytes_per_sample:
-            return data.bytes_per_sample / seq, f"{fmt(data.bytes_per_sample)} B per sample / {seq} tokens"
-        if data.bytes_per_token:
-            return data.bytes_per_token, f"{fmt(data.bytes_per_token)} B per token"
-        if data.size_gb and data.tokens:
-            return data.size_gb * 1e9 / data.tokens, "size_gb / tokens"
-        return None, ""
-
-    @staticmethod
-    def _data_gb(data: Data) -> float | None:
-        if data.size_gb:
-            return float(data.size_gb)
-        if data.tokens and data.bytes_per_token:
-            return data.tokens * data.bytes_per_token / 1e9
-        if data.samples and data.bytes_per_sample:
-            return data.samples * data.bytes_per_sample / 1e9
-        return None
-
-    def _cached_epochs(self, node: NodeView, data: Data, facts: Mapping[str, FactSection]) -> float | None:
-        """Epochs of a run whose data set fits the page cache (the device then feeds epoch 1 only)."""
-        size, ram = self._data_gb(data), node.spec.memory_gib
-        if size is None or ram is None or not data.epochs or data.epochs <= 1:
-            return None
-        cacheable = ram * 2**30 / 1e9 * float(facts["page_cache"]["cacheable_fraction_of_ram"])
-        return float(data.epochs) if size <= cacheable else None
-
-    def _bandwidth(
-        self,
-        ctx: CheckContext,
-        data: Data,
-        rates: DeviceRates,
-        tokens_per_s: float,
-        seq: int,
-        margin: float,
-        warn: float,
-        where: Location,
-        related: list[Location],
-        facts: Mapping[str, FactSection],
-        cached: float | None = None,
-    ) -> Finding:
+    def _bandwidth(self, reading: _Reading) -> Finding:
         """STO001: the sequential read rate the GPUs need against the device's."""
-        per_token, how = self._bytes_per_token(data, seq)
-        subject = ctx.subject
+        per_token, how = reading.bytes_per_token()
+        where, related, subject, rates = reading.where, reading.related, reading.subject, reading.rates
         if per_token is None:
             return READ_RATE.skipped(
                 "bytes per token or per sample not given (data.bytes_per_token, "
@@ -187,6 +217,7 @@ class DataLoadingChecker(WorkloadOnRigChecker):
                 subject=subject,
                 fix="add data.bytes_per_token (2 for uint16 token files)",
             )
+        margin, tokens_per_s = reading.margin, reading.tokens_per_s
         need = tokens_per_s * per_token * margin / 1e6
         available = rates.read_mb_s
         evidence = {
@@ -198,7 +229,7 @@ class DataLoadingChecker(WorkloadOnRigChecker):
             "device": rates.label,
             "read_mb_s": available,
             "rates_from": rates.how,
-            **facts["read_bandwidth"].cite(),
+            **reading.facts["read_bandwidth"].cite(),
         }
         told = (
             f"reading {fmt(need, 2)} MB/s ({fmt(tokens_per_s, 0)} tokens/s x {fmt(per_token, 2)} B x {margin:g}) "
@@ -217,36 +248,21 @@ class DataLoadingChecker(WorkloadOnRigChecker):
         fix = (
             "local NVMe, provisioned throughput, a parallel file system, or cache the data set on local disk"
         )
-        if cached is not None and need > warn * available:
-            return self._first_epoch(
-                told, need / available, cached, where, related, evidence, fix, subject, facts
-            )
-        severity = READ_RATE.graded(need, warn_at=warn * available, fail_at=available)
-        if severity is Severity.PASS:
-            return READ_RATE.passed(told, location=where, related=related, evidence=evidence, subject=subject)
-        return READ_RATE.finding(
+        severity = READ_RATE.graded(need, warn_at=reading.warn * available, fail_at=available)
+        epochs = reading.cached_epochs
+        if epochs is not None and severity is not Severity.PASS:
+            severity, told = self._first_epoch(reading, told, need / available, epochs, evidence)
+        return READ_RATE.judged(
             severity, told, location=where, related=related, evidence=evidence, fix=fix, subject=subject
         )
 
     @staticmethod
     def _first_epoch(
-        told: str,
-        ratio: float,
-        epochs: float,
-        where: Location,
-        related: list[Location],
-        evidence: dict[str, Any],
-        fix: str,
-        subject: str,
-        facts: Mapping[str, FactSection],
-    ) -> Finding:
+        reading: _Reading, told: str, ratio: float, epochs: float, evidence: dict[str, Any]
+    ) -> tuple[Severity, str]:
         """A data set in the page cache: only epoch 1 waits on the device; judge the run's stretch."""
-        cache = facts["page_cache"]
+        cache = reading.facts["page_cache"]
         stretch = (max(1.0, ratio) - 1) / epochs
-        warn_above, fail_above = (
-            float(cache["run_stretch_warn_above"]),
-            float(cache["run_stretch_fail_above"]),
-        )
         evidence.update(
             epochs=epochs,
             first_epoch_stretch=round(max(1.0, ratio), 3),
@@ -257,44 +273,36 @@ class DataLoadingChecker(WorkloadOnRigChecker):
             f"; the data set fits the page cache, so only epoch 1 of {fmt(epochs)} reads the device: it takes "
             f"{fmt(max(1.0, ratio), 2)}x as long, the run {stretch:.0%} longer"
         )
-        severity = READ_RATE.graded(stretch, warn_at=warn_above, fail_at=fail_above)
-        if severity is Severity.PASS:
-            return READ_RATE.passed(told, location=where, related=related, evidence=evidence, subject=subject)
-        return READ_RATE.finding(
-            severity, told, location=where, related=related, evidence=evidence, fix=fix, subject=subject
+        severity = READ_RATE.graded(
+            stretch,
+            warn_at=float(cache["run_stretch_warn_above"]),
+            fail_at=float(cache["run_stretch_fail_above"]),
         )
+        return severity, told
 
     @staticmethod
-    def _iops(
-        ctx: CheckContext,
-        data: Data,
-        rates: DeviceRates,
-        tokens_per_s: float,
-        seq: int,
-        margin: float,
-        warn: float,
-        where: Location,
-        related: list[Location],
-    ) -> Finding:
+    def _iops(reading: _Reading) -> Finding:
         """STO002: one random read per sequence against the device's random-read IOPS."""
-        subject = ctx.subject
-        if data.access != "random":
+        where, related, subject, rates = reading.where, reading.related, reading.subject, reading.rates
+        if reading.data.access != "random":
             return RANDOM_IOPS.passed(
-                f"data read {data.access or 'in an unspecified order'}: no random-read demand assumed",
+                f"data read {reading.data.access or 'in an unspecified order'}: no random-read demand assumed",
                 location=where,
                 subject=subject,
             )
-        need = tokens_per_s / seq * margin
+        sequences_per_s = reading.tokens_per_s / reading.seq
+        need = sequences_per_s * reading.margin
         available = rates.random_read_iops
         evidence = {
-            "sequences_per_s": round(tokens_per_s / seq, 2),
+            "sequences_per_s": round(sequences_per_s, 2),
             "need_iops": round(need, 1),
             "device": rates.label,
             "random_read_iops": available,
             "rates_from": rates.how,
         }
         told = (
-            f"{fmt(need, 0)} random reads/s (one per {seq}-token sequence, x {margin:g}) from {rates.label}"
+            f"{fmt(need, 0)} random reads/s (one per {reading.seq}-token sequence, x {reading.margin:g}) "
+            f"from {rates.label}"
         )
         if available is None or available <= 0:  # 0: a derived figure (the schema refuses a stated 0)
             return RANDOM_IOPS.skipped(
@@ -306,46 +314,39 @@ class DataLoadingChecker(WorkloadOnRigChecker):
                 fix="add random_read_iops to the storage entry",
             )
         told += f" at {fmt(available, 0)} IOPS"
-        fix = "sequential shards (WebDataset, StreamingDataset), SSD/NVMe, or provisioned IOPS"
-        severity = RANDOM_IOPS.graded(need, warn_at=warn * available, fail_at=available)
-        if severity is Severity.PASS:
-            return RANDOM_IOPS.passed(
-                told, location=where, related=related, evidence=evidence, subject=subject
-            )
-        return RANDOM_IOPS.finding(
-            severity, told, location=where, related=related, evidence=evidence, fix=fix, subject=subject
+        return RANDOM_IOPS.judged(
+            RANDOM_IOPS.graded(need, warn_at=reading.warn * available, fail_at=available),
+            told,
+            location=where,
+            related=related,
+            evidence=evidence,
+            fix="sequential shards (WebDataset, StreamingDataset), SSD/NVMe, or provisioned IOPS",
+            subject=subject,
         )
 
-    def _page_cache(
-        self,
-        ctx: CheckContext,
-        node: NodeView,
-        data: Data,
-        rates: DeviceRates,
-        where: Location,
-        related: list[Location],
-        facts: Mapping[str, FactSection],
-    ) -> Finding:
+    @staticmethod
+    def _page_cache(reading: _Reading) -> Finding:
         """STO005: a random-access data set larger than the page cache, on a slow device."""
-        subject = ctx.subject
-        size = self._data_gb(data)
-        ram = node.spec.memory_gib
-        if size is None or ram is None:
+        where, subject, rates = reading.where, reading.subject, reading.rates
+        size, cacheable, ram = reading.data_gb, reading.cacheable_gb, reading.node.spec.memory_gib
+        if size is None or cacheable is None or ram is None:
             return PAGE_CACHE.skipped("data set size or RAM unknown", location=where, subject=subject)
-        cacheable = ram * 2**30 / 1e9 * float(facts["page_cache"]["cacheable_fraction_of_ram"])
-        told = f"{fmt(size, 1)} GB data set against {fmt(cacheable, 0)} GB of page cache (half of {fmt(ram)} GiB RAM)"
+        told = (
+            f"{fmt(size, 1)} GB data set against {fmt(cacheable, 0)} GB of page cache "
+            f"(half of {fmt(ram)} GiB RAM)"
+        )
         slow = rates.device.kind in ("hdd", "cloud-volume", "network-fs", "object-store")
         evidence = {
             "data_gb": size,
             "cacheable_gb": round(cacheable, 1),
             "device_kind": rates.device.kind,
-            **facts["page_cache"].cite(),
+            **reading.facts["page_cache"].cite(),
         }
-        if size > cacheable and data.access == "random" and slow:
+        if size > cacheable and reading.data.access == "random" and slow:
             return PAGE_CACHE.warned(
                 f"{told}: random reads hit the {rates.device.kind} every epoch",
                 location=where,
-                related=related,
+                related=reading.related,
                 evidence=evidence,
                 subject=subject,
                 fix="copy the data set to local NVMe, add RAM, or use sequential shards",

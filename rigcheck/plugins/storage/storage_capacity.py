@@ -108,13 +108,14 @@ class StorageCapacityChecker(WorkloadOnRigChecker):
         where = ctx.rig_at(f"{rates.pointer}/capacity_gb")
         fix = "more disk, fewer checkpoints kept locally (offload older ones), or weights-only checkpoints"
         warn_share = float(facts["capacity"]["warn_above_fraction"])
-        severity = CAPACITY.graded(need_gb, warn_at=warn_share * room, fail_at=room)
-        if severity is Severity.PASS:
-            yield CAPACITY.passed(told, location=where, evidence=evidence, subject=ctx.subject)
-        else:
-            yield CAPACITY.finding(
-                severity, told, location=where, evidence=evidence, fix=fix, subject=ctx.subject
-            )
+        yield CAPACITY.judged(
+            CAPACITY.graded(need_gb, warn_at=warn_share * room, fail_at=room),
+            told,
+            location=where,
+            evidence=evidence,
+            fix=fix,
+            subject=ctx.subject,
+        )
 
 
 @hookimpl
