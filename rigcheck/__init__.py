@@ -5,8 +5,9 @@ costs nothing): ``hookimpl``; ``Checker`` and the base classes that own the walk
 (``PerNodeChecker``, ``PerGpuTypeChecker``, ``WorkloadOnRigChecker``, ``EvidenceChecker``);
 ``Rule``, ``RuleDocs``, ``Finding``, ``Severity``, ``Location``, ``Suppression``; ``CheckContext``
 with ``NodeView`` and ``GpuView``; the spec models ``Rig`` and ``Workload``, the catalog entry
-``GpuSpec``, and ``estimate_workload``. The test kit is ``rigcheck.testing``. See docs/plugins.md;
-everything else under ``rigcheck.core`` is internal.
+``GpuSpec``, and ``estimate_workload``; ``SpecError`` (a spec or config rigcheck cannot read) and
+``find_label`` (the labels convention). The test kit is ``rigcheck.testing``. See docs/plugins.md
+("Public names"); everything else under ``rigcheck.core`` is internal.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ _PUBLIC = {
     "Workload": "rigcheck.core.models.workload",
     "GpuSpec": "rigcheck.core.catalog",
     "estimate_workload": "rigcheck.core.estimate",
+    "SpecError": "rigcheck.core.errors",
+    "find_label": "rigcheck.core.labels",
 }
 
 __all__ = [
@@ -52,12 +55,14 @@ __all__ = [
     "Rule",
     "RuleDocs",
     "Severity",
+    "SpecError",
     "Suppression",
     "Workload",
     "WorkloadOnRigChecker",
     "__plugin_api__",
     "__version__",
     "estimate_workload",
+    "find_label",
     "hookimpl",
 ]
 
@@ -71,9 +76,11 @@ if TYPE_CHECKING:
         WorkloadOnRigChecker,
     )
     from rigcheck.core.context import CheckContext, GpuView, NodeView
+    from rigcheck.core.errors import SpecError
     from rigcheck.core.estimate import estimate_workload
     from rigcheck.core.findings import Finding, Location, Severity, Suppression
     from rigcheck.core.hookspecs import hookimpl
+    from rigcheck.core.labels import find_label
     from rigcheck.core.models.rig import Rig
     from rigcheck.core.models.workload import Workload
     from rigcheck.core.rules import Rule, RuleDocs

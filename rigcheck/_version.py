@@ -4,5 +4,7 @@
 __version__ = "0.1.0"
 #: Version of the plugin API (hooks and the objects they pass). Minor versions only add: 1.1 added
 #: the checker base classes (PerNodeChecker, PerGpuTypeChecker, WorkloadOnRigChecker, EvidenceChecker),
-#: ``Rule.graded`` and ``CheckContext.first_gpu_node`` / ``estimate_for`` / ``estimate_on``.
-__plugin_api__ = "1.1"
+#: ``Rule.graded`` and ``CheckContext.first_gpu_node`` / ``estimate_for`` / ``estimate_on``; 1.2 added the
+#: ``rigcheck_config_schema`` hook with ``CheckContext.plugin_config`` (``plugins-config`` in the project
+#: config), ``rigcheck.SpecError`` and ``rigcheck.find_label``.
+__plugin_api__ = "1.2"

@@ -20,7 +20,8 @@ As a pytest plugin (fixtures ``rigcheck_run`` and ``rigcheck_plugins``)::
 or without pytest: ``rigcheck.testing.run(rig_yaml, plugins=[module])``. Specs are dicts (the
 ``apiVersion``, ``kind`` and ``name`` are filled in) or YAML text, which keeps line numbers you can
 assert on. Installed plugins are not auto-loaded, so a test sees rigcheck's built-in checkers plus
-exactly the plugins it names.
+exactly the plugins it names. ``config=`` is a project config (a dict, or YAML text for line numbers
+in its errors): ``run(rig, plugins=[module], config={"plugins-config": {"site_policy": {...}}})``.
 """
 
 from __future__ import annotations
@@ -145,14 +146,21 @@ def run(
     workload: Spec | None = None,
     *,
     plugins: Iterable[Any] = (),
-    select: Sequence[str] = (),
-    ignore: Sequence[str] = (),
-    fail_on: str = "fail",
+    select: Sequence[str] | None = None,
+    ignore: Sequence[str] | None = None,
+    fail_on: str | None = None,
     builtins: bool = True,
     timeout_s: float = 10.0,
+    config: Mapping[str, Any] | str | None = None,
 ) -> CheckResult:
     """Check ``rig`` (and ``workload``) with rigcheck's built-in checkers (unless ``builtins=False``)
-    and ``plugins`` (modules or objects with ``@rigcheck.hookimpl`` functions)."""
+    and ``plugins`` (modules or objects with ``@rigcheck.hookimpl`` functions).
+
+    ``config`` is a project config, as a dict or as the YAML text of a ``.rigcheck.yaml``: the run is
+    then what ``rigcheck check`` does with that file (its ``plugins-config`` and ``thresholds``, rule
+    selection, severity overrides, waivers, and suppression comments in the specs), with ``select``,
+    ``ignore`` and ``fail_on`` acting as the command line over it. A bad config raises
+    :class:`rigcheck.SpecError`, as ``rigcheck check`` exits 2 on it."""
     from rigcheck.core.documents import parse_spec
     from rigcheck.core.engine import RunOptions, build_catalog, run_checks
     from rigcheck.core.plugin_manager import PluginHost
@@ -166,14 +174,48 @@ def run(
     workload_text = workload_yaml(workload) if workload is not None else None
     rig_doc = parse_spec(rig_text, "rig.yaml", kind="Rig")
     workload_doc = parse_spec(workload_text, "workload.yaml", kind="Workload") if workload_text else None
+    if config is not None:
+        return CheckResult(
+            _run_configured(rig_doc, workload_doc, registry, config, select, ignore, fail_on, timeout_s),
+            rig_text,
+            workload_text,
+        )
     options = RunOptions(
-        select=tuple(code.upper() for code in select),
-        ignore=tuple(code.upper() for code in ignore),
-        fail_on=Severity(fail_on),
+        select=tuple(code.upper() for code in select or ()),
+        ignore=tuple(code.upper() for code in ignore or ()),
+        fail_on=Severity(fail_on or "fail"),
         timeout_s=timeout_s,
     )
     report = run_checks(rig_doc, workload_doc, registry, build_catalog(registry), options)
     return CheckResult(report, rig_text, workload_text)
+
+
+def _run_configured(
+    rig_doc: Any,
+    workload_doc: Any,
+    registry: Any,
+    config: Mapping[str, Any] | str,
+    select: Sequence[str] | None,
+    ignore: Sequence[str] | None,
+    fail_on: str | None,
+    timeout_s: float,
+) -> Report:
+    """The run of ``rigcheck check`` with ``config`` as its project config and the arguments as its
+    command line."""
+    from rigcheck.core.config import settings_from
+    from rigcheck.core.engine import build_catalog
+    from rigcheck.core.lint import Pipeline
+
+    cli: dict[str, Any] = {}
+    if select is not None:
+        cli["select"] = [code.upper() for code in select]
+    if ignore is not None:
+        cli["ignore"] = [code.upper() for code in ignore]
+    if fail_on is not None:
+        cli["fail-on"] = fail_on
+    settings = settings_from(config, cli=cli)
+    pipeline = Pipeline(registry, build_catalog(registry), settings, timeout_s)
+    return pipeline.check(rig_doc, workload_doc)
 
 
 def _plugin_name(plugin: Any, index: int) -> str:
@@ -208,7 +250,8 @@ if pytest is not None:
 
     @pytest.fixture
     def rigcheck_run(rigcheck_plugins: _Plugins, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-        """``rigcheck_run(rig, workload=None, plugins=(), select=(), ...)`` -> :class:`CheckResult`."""
+        """``rigcheck_run(rig, workload=None, plugins=(), select=None, config=None, ...)`` -> :class:`CheckResult`
+        (the arguments of :func:`run`)."""
         monkeypatch.setenv("RIGCHECK_DISABLE_PLUGIN_AUTOLOAD", "1")
 
         def check(rig: Spec, workload: Spec | None = None, *, plugins: Iterable[Any] = (), **options: Any):  # type: ignore[no-untyped-def]

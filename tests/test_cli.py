@@ -48,7 +48,16 @@ def test_check_json_report_validates_and_every_finding_points_at_its_field(run_c
 
 
 def test_check_by_shipped_names_and_text_output(run_cli) -> None:  # type: ignore[no-untyped-def]
-    result = run_cli("check", "home-2x3090", "qwen-1.8b-law-lora", "--color", "never", "--select", "SPEC,PLT")
+    result = run_cli(
+        "check",
+        "home-2x3090",
+        "qwen-1.8b-law-lora",
+        "--color",
+        "never",
+        "--select",
+        "SPEC,PLT",
+        "--show-passes",
+    )
     assert result.exit_code == 0, result.err
     assert result.out.startswith("rigcheck 0.1.0: home-2x3090 + qwen-1.8b-law-lora")
     assert "✓ PLT001 node ws: 64 GiB RAM is 1.33x the 48 GiB of VRAM" in result.out
@@ -157,7 +166,7 @@ def test_schema_rules_explain_gpus_plugins_version(run_cli) -> None:  # type: ig
     assert any(
         p["name"] == "rigcheck.plugins.platform.system_ram" and p["rules"] == ["PLT001"] for p in plugins
     )
-    assert run_cli("--version").out.startswith("rigcheck 0.1.0 (plugin API 1.1")
+    assert run_cli("--version").out.startswith("rigcheck 0.1.0 (plugin API 1.2")
 
 
 def test_no_command_prints_help_and_exits_2(run_cli) -> None:  # type: ignore[no-untyped-def]

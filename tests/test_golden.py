@@ -2,6 +2,7 @@
 workloads. Each file was read and its verdicts agreed with (docs/reference-rigs.md says why);
 a change in any finding shows up here as a diff to review.
 
+The checklists (``rig-*``, ``pair-*``) are ``--show-passes`` reports; ``compact-*`` are the default.
 Regenerate after a reviewed change with ``RIGCHECK_UPDATE_GOLDEN=1 pytest tests/test_golden.py``.
 """
 
@@ -45,9 +46,15 @@ def _compare(run_cli, name: str, *args: str) -> None:  # type: ignore[no-untyped
 
 @pytest.mark.parametrize("rig", RIGS)
 def test_reference_rig_alone(run_cli, rig: str) -> None:  # type: ignore[no-untyped-def]
-    _compare(run_cli, f"rig-{rig}", rig)
+    _compare(run_cli, f"rig-{rig}", rig, "--show-passes")
 
 
 @pytest.mark.parametrize(("rig", "workload"), PAIRS, ids=[f"{r}+{w}" for r, w in PAIRS])
 def test_reference_rig_with_workload(run_cli, rig: str, workload: str) -> None:  # type: ignore[no-untyped-def]
-    _compare(run_cli, f"pair-{rig}+{workload}", rig, workload)
+    _compare(run_cli, f"pair-{rig}+{workload}", rig, workload, "--show-passes")
+
+
+@pytest.mark.parametrize(("rig", "workload"), PAIRS, ids=[f"{r}+{w}" for r, w in PAIRS])
+def test_default_report_of_a_pair(run_cli, rig: str, workload: str) -> None:  # type: ignore[no-untyped-def]
+    """The default text report: failures and warnings in full, not-checked a line each, passes counted."""
+    _compare(run_cli, f"compact-{rig}+{workload}", rig, workload)

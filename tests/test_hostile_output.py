@@ -175,7 +175,7 @@ def test_text_format_escapes_spec_strings(write_spec, run_cli, actions) -> None:
         assert not CONTROL.search(OWN_SGR.sub("", result.out)), result.out
         assert command_lines(result.out) == []
     plain = run_cli("check", path, "--format", "text", "--select", "PWR001", "--color", "never").out
-    [line] = [line for line in plain.splitlines() if "PWR001" in line]
+    [line] = [line for line in plain.splitlines() if "PWR001 node" in line]
     assert line.endswith(
         f" PWR001 node {NODE_TEXT}: GPUs 2 x 350 W + 100 W CPU + 100 W platform = 900 W on 1 x 800 W "
         "= 800 W (112%): over the rating"

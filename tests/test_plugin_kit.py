@@ -177,8 +177,8 @@ class TestInstalledExample:
         listed = {plugin["name"]: plugin for plugin in result.json()}
         plugin = listed["site_policy"]
         assert plugin["version"] == "0.1.0"
-        assert set(plugin["hooks"]) == {"rigcheck_checkers", "rigcheck_catalog"}
-        assert set(plugin["rules"]) == {"RACK001", "SITE001"}
+        assert set(plugin["hooks"]) == {"rigcheck_checkers", "rigcheck_catalog", "rigcheck_config_schema"}
+        assert set(plugin["rules"]) == {"RACK001", "RACK002", "SITE001"}
         assert "site_policy-0.1.0" in run_cli("--version").out
 
     def test_rules_and_explain(self, run_cli) -> None:  # type: ignore[no-untyped-def]

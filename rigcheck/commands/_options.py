@@ -81,7 +81,12 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
         help="time limit of each checker (default 10)",
     )
     parser.add_argument(
-        "-v", "--verbose", action="store_true", help="show each finding's evidence (and passes)"
+        "-v", "--verbose", action="store_true", help="list every finding, passes too, with its evidence"
+    )
+    parser.add_argument(
+        "--show-passes",
+        action="store_true",
+        help="list the passed checks too (by default they are counted, not listed)",
     )
     parser.add_argument(
         "--config",

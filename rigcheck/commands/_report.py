@@ -52,6 +52,7 @@ class ReportRequest:
     output_files: Mapping[int, str]
     color: str
     verbose: bool
+    show_passes: bool
     show_config: bool
 
     @classmethod
@@ -73,6 +74,7 @@ class ReportRequest:
             output_files=output_files(args),
             color=args.color,
             verbose=args.verbose,
+            show_passes=args.show_passes,
             show_config=args.show_config,
         )
 
@@ -93,7 +95,14 @@ def run_report(args: argparse.Namespace, paths: list[str], build: Callable[[Pipe
         count = write_baseline(report.findings, request.create_baseline)
         print(f"rigcheck: wrote {count} baseline entries to {request.create_baseline}", file=sys.stderr)
         return EXIT_OK
-    write_report(report, outputs, pipeline.registry, color=request.color, verbose=request.verbose)
+    write_report(
+        report,
+        outputs,
+        pipeline.registry,
+        color=request.color,
+        verbose=request.verbose,
+        show_passes=request.show_passes,
+    )
     return report.exit_code
 
 
@@ -171,12 +180,20 @@ def report_outputs(formats: Sequence[str], files: Mapping[int, str], registry: R
 
 
 def write_report(
-    report: Report, outputs: Sequence[Output], registry: Registry, *, color: str, verbose: bool
+    report: Report,
+    outputs: Sequence[Output],
+    registry: Registry,
+    *,
+    color: str,
+    verbose: bool,
+    show_passes: bool = False,
 ) -> None:
     """Render ``report`` into each output; under GitHub Actions the github format also appends the
     Markdown report to the job summary (GITHUB_STEP_SUMMARY)."""
     for output in outputs:
-        options = render_options(registry, color=color, verbose=verbose, to_file=output.path is not None)
+        options = render_options(
+            registry, color=color, verbose=verbose, to_file=output.path is not None, show_passes=show_passes
+        )
         emit(output.render(report, options), output.path)
         if output.format == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
             markdown = renderer(registry, "markdown")

@@ -66,7 +66,9 @@ def use_color(color: str, *, to_file: bool) -> bool:
     return sys.stdout.isatty()
 
 
-def render_options(registry: Registry | None, *, color: str, verbose: bool, to_file: bool) -> RenderOptions:
+def render_options(
+    registry: Registry | None, *, color: str, verbose: bool, to_file: bool, show_passes: bool = False
+) -> RenderOptions:
     """The renderers' options for one output: colour, Unicode where the output takes it, the rules of
     ``registry`` and the root that file paths are made relative to."""
     from rigcheck.core.render import RenderOptions
@@ -77,6 +79,7 @@ def render_options(registry: Registry | None, *, color: str, verbose: bool, to_f
     return RenderOptions(
         color=use_color(color, to_file=to_file),
         verbose=verbose,
+        show_passes=show_passes or verbose,
         unicode=unicode,
         rules=rules,
         root=report_root(),

@@ -9,7 +9,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from rigcheck.cli import EXIT_OK
+from rigcheck.cli import EXIT_FINDINGS, EXIT_OK
 from rigcheck.commands._options import add_plugin_options
 from rigcheck.commands._shared import emit, load_registry, load_specs
 
@@ -25,11 +25,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="per-GPU memory breakdown and speed of a workload",
         description="Estimate a workload's per-GPU memory (every component, and the "
         "allocated / reserved / device totals), and with --rig the fit, "
-        "the largest micro-batch that fits and the speed.",
+        "the largest micro-batch that fits and the speed. Exits 1 when the workload does not fit the rig.",
     )
     parser.add_argument("workload", metavar="WORKLOAD", help="workload spec file or shipped name")
     parser.add_argument("--rig", metavar="RIG", help="rig spec file or shipped name to fit the workload on")
-    parser.add_argument("-f", "--format", choices=("text", "json"), default="text")
+    parser.add_argument("-f", "--format", choices=("text", "json", "markdown"), default="text")
     parser.add_argument(
         "--trace",
         action="store_true",
@@ -60,13 +60,15 @@ def run(args: argparse.Namespace) -> int:
         ctx = CheckContext(rig_doc, workload_doc, build_catalog(load_registry(args.plugins)))
     traced = _trace(workload_doc, ctx) if args.trace else None
     result = estimate_report.build(workload_doc, ctx, trace=traced)
-    text = (
-        json.dumps(result, indent=2, allow_nan=False) + "\n"
-        if args.format == "json"
-        else estimate_report.render_text(result)
-    )
+    if args.format == "json":
+        text = json.dumps(result, indent=2, allow_nan=False) + "\n"
+    elif args.format == "markdown":
+        text = estimate_report.render_markdown(result)
+    else:
+        text = estimate_report.render_text(result)
     emit(text, args.output)
-    return EXIT_OK
+    fit = result["fit"]
+    return EXIT_FINDINGS if fit is not None and not fit["fits"] else EXIT_OK
 
 
 def _load_workload(path: str) -> SpecDocument:

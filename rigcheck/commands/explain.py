@@ -1,18 +1,24 @@
-"""``rigcheck explain CODE``: print the documentation of one rule as Markdown."""
+"""``rigcheck explain CODE|NAME``: print the documentation of one rule as Markdown."""
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import difflib
+from typing import TYPE_CHECKING, Any
 
 from rigcheck.cli import EXIT_OK
 from rigcheck.commands._options import add_plugin_options
 from rigcheck.commands._shared import load_registry
 
+if TYPE_CHECKING:
+    from rigcheck.core.registry import Registry, RuleEntry
+
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("explain", help="print the documentation of one rule")
-    parser.add_argument("code", metavar="CODE")
+    parser.add_argument(
+        "code", metavar="CODE|NAME", help="a rule's code (PWR002) or name (psu-transient-headroom-too-low)"
+    )
     add_plugin_options(parser)
     parser.set_defaults(handler=run)
     return parser
@@ -21,14 +27,38 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from rigcheck.core.docgen import rule_markdown
     from rigcheck.core.errors import UsageError
-    from rigcheck.core.fields import did_you_mean
 
     registry = load_registry(args.plugins)
-    entry = registry.rule(args.code)
+    entry = find_rule(registry, args.code)
     if entry is None:
         raise UsageError(
-            f"rigcheck explain: no rule {args.code!r}{did_you_mean(args.code.upper(), registry.rules)} "
-            f"(rigcheck rules lists them)"
+            f"rigcheck explain: no rule {args.code!r}{_nearest(registry, args.code)} (rigcheck rules lists them)"
         )
     print(rule_markdown(entry), end="")
     return EXIT_OK
+
+
+def _name_key(text: str) -> str:
+    return text.strip().lower().replace("_", "-").replace(" ", "-")
+
+
+def find_rule(registry: Registry, text: str) -> RuleEntry | None:
+    """The rule whose code (any case) or kebab-case name (``_`` and spaces for ``-``) is ``text``."""
+    entry = registry.rule(text.strip())
+    if entry is not None:
+        return entry
+    wanted = _name_key(text)
+    return next((e for e in registry.rules.values() if e.rule.name == wanted), None)
+
+
+def _nearest(registry: Registry, text: str) -> str:
+    """``"; did you mean 'PWR002' (psu-transient-headroom-too-low)?"``: the closest code or name."""
+    if len(text) > 100:
+        return ""
+    by_key = {entry.rule.code.lower(): entry for entry in registry.rules.values()}
+    by_key.update({entry.rule.name: entry for entry in registry.rules.values()})
+    near = difflib.get_close_matches(_name_key(text), list(by_key), n=1, cutoff=0.6)
+    if not near:
+        return ""
+    rule = by_key[near[0]].rule
+    return f"; did you mean {rule.code!r} ({rule.name})?"

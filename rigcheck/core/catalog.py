@@ -10,6 +10,7 @@ lists the nearest names instead of a guess.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Iterable, Iterator
 from typing import Any, Literal
@@ -155,14 +156,17 @@ class Catalog:
     def add(
         self, entry: GpuSpec | dict[str, Any], *, origin: str = "rigcheck", override: bool = False
     ) -> GpuSpec:
-        """Add one entry. A second entry with the same id is an error unless ``override`` is set."""
+        """Add one entry. A second entry with the same id is an error unless ``override`` is set; so is a
+        name or alias that is already a name of an entry from another origin (a plugin's ``"RTX 4090"``
+        would make every spec naming that card ambiguous)."""
         spec = entry if isinstance(entry, GpuSpec) else GpuSpec.model_validate(entry)
+        if spec.id in self._entries and not override:
+            raise ValueError(
+                f"GPU id {spec.id!r} from {origin} is already defined by {self._origin[spec.id]}; "
+                f"register it with override=True to replace it"
+            )
+        self._refuse_taken_names(spec, origin)
         if spec.id in self._entries:
-            if not override:
-                raise ValueError(
-                    f"GPU id {spec.id!r} from {origin} is already defined by {self._origin[spec.id]}; "
-                    f"register it with override=True to replace it"
-                )
             self._forget(spec.id)
         self._entries[spec.id] = spec
         self._origin[spec.id] = origin
@@ -171,6 +175,20 @@ class Catalog:
             self._exact.setdefault(key, set()).add(spec.id)
             self._derived.setdefault(_without_brands(key), set()).add(spec.id)
         return spec
+
+    def _refuse_taken_names(self, spec: GpuSpec, origin: str) -> None:
+        """A name of ``spec`` (after case, punctuation and brand prefixes) that names an entry of another
+        origin is refused, before anything is indexed."""
+        for name in spec.names:
+            taken = self._derived.get(_without_brands(normalize_name(name)), set()) - {spec.id}
+            other = next((gpu_id for gpu_id in sorted(taken) if self._origin[gpu_id] != origin), None)
+            if other is not None:
+                raise ValueError(
+                    f"GPU {spec.id!r} from {origin}: its name {name!r} already names {other!r} "
+                    f"({self._entries[other].name}, from {self._origin[other]}), so specs naming it would become "
+                    f"ambiguous: the entry is refused (drop that alias, or replace {other!r} by registering "
+                    f"id {other!r} with override=True)"
+                )
 
     def _forget(self, gpu_id: str) -> None:
         for index in (self._exact, self._derived):
@@ -196,34 +214,66 @@ class Catalog:
         return self._entries[gpu_id]
 
     def lookup(self, name: str, *, hints: bool = True) -> GpuSpec:
-        """The entry for ``name`` (id, name or alias; case and punctuation ignored). ``hints=False``
-        (or a name too long to be one) skips the family search and the suggestions of a miss."""
-        hints = hints and len(name) <= MAX_HINTED_NAME
+        """The entry for ``name`` (id, name or alias; case and punctuation ignored; a memory size that the
+        card has may be added: ``H100 SXM 80GB``). ``hints=False`` (or a name too long to be one) skips the
+        family search and the suggestions of a miss."""
+        short = len(name) <= MAX_HINTED_NAME
+        hints = hints and short
         key = normalize_name(name)
-        for index, probe in ((self._exact, key), (self._derived, _without_brands(key))):
-            ids = index.get(probe)
-            if ids:
-                if len(ids) == 1:
-                    return self._entries[next(iter(ids))]
-                return self._ambiguous(name, ids)
-        family = (
-            {
-                gpu_id
-                for probe, ids in self._derived.items()
-                if probe.startswith(_without_brands(key))
-                for gpu_id in ids
-            }
-            if hints and len(key) >= 3
-            else set()
-        )
+        ids = self._named(key)
+        if ids:
+            return self._one(name, ids)
+        sized = _memory_in(name) if short else None
+        if sized is not None:
+            spec = self._by_memory(name, *sized)
+            if spec is not None:
+                return spec
+        family = self._family(key) if hints else set()
         if family:
-            return self._ambiguous(name, family)
+            return self._one(name, family)
         suggestions = self.suggest(name) if hints else []
         hint = f"; did you mean {', '.join(repr(s) for s in suggestions)}?" if suggestions else ""
         raise CatalogLookupError(
             name,
             f"unknown GPU {clip(repr(name), 120)}{hint} (rigcheck gpus lists the catalog; a plugin can add entries)",
             tuple(suggestions),
+        )
+
+    def _named(self, key: str) -> set[str]:
+        """The ids of the cards named exactly ``key`` (normalised), with or without brand words."""
+        return self._exact.get(key) or self._derived.get(_without_brands(key)) or set()
+
+    def _family(self, key: str) -> set[str]:
+        """The ids of the cards whose names start with ``key`` (``a100``: all four A100s)."""
+        stem = _without_brands(key)
+        if len(key) < 3 or not stem:
+            return set()
+        return {gpu_id for probe, ids in self._derived.items() if probe.startswith(stem) for gpu_id in ids}
+
+    def _one(self, name: str, ids: set[str]) -> GpuSpec:
+        if len(ids) == 1:
+            return self._entries[next(iter(ids))]
+        return self._ambiguous(name, ids)
+
+    def _by_memory(self, name: str, size: float, rest: str) -> GpuSpec | None:
+        """The card named ``rest`` that has ``size`` GB (``RTX 4090 24GB``); an error when the cards of that
+        name have another size (``RTX 4090 48GB``); ``None`` when ``rest`` names no card."""
+        key = normalize_name(rest)
+        ids = self._named(key) or self._family(key)
+        if not ids:
+            return None
+        fits = {gpu_id for gpu_id in ids if _same_memory(size, self._entries[gpu_id].memory_gib)}
+        if fits:
+            return self._one(name, fits)
+        named = min((self._entries[gpu_id] for gpu_id in ids), key=_by_name)
+        cards = sorted((self._entries[gpu_id] for gpu_id in ids | self._family(key)), key=_by_name)
+        listed = "; ".join(f"{short_name(card)} ({card.memory_gib:g} GiB)" for card in cards)
+        raise CatalogLookupError(
+            name,
+            f"GPU name {clip(repr(name), 120)} says {size:g} GB, which no card of that name has: {listed}; "
+            f"write one of those names (a card modified to {size:g} GB: model: {short_name(named)!r} with "
+            f"memory_gib: {size:g})",
+            tuple(card.name for card in cards),
         )
 
     def _display_names(self) -> dict[str, str]:
@@ -241,21 +291,85 @@ class Catalog:
         return display
 
     def _ambiguous(self, name: str, ids: Iterable[str]) -> GpuSpec:
-        names = tuple(sorted(self._entries[gpu_id].name for gpu_id in ids))
+        """Refuse a name several cards share, listing every one of them."""
+        cards = sorted((self._entries[gpu_id] for gpu_id in ids), key=_by_name)
         raise CatalogLookupError(
-            name, f"GPU name {name!r} matches several cards: {'; '.join(names)}; write the full name", names
+            name,
+            f"GPU name {clip(repr(name), 120)} matches several cards: "
+            f"{'; '.join(short_name(card) for card in cards)}; write the full name",
+            tuple(card.name for card in cards),
         )
 
     def suggest(self, name: str, limit: int = 3) -> list[str]:
-        """The display names nearest to ``name``."""
+        """The display names nearest to ``name``: every card whose name holds it (``3090``: RTX 3090,
+        RTX 3090 Ti; at most :data:`MAX_CONTAINING`), else the closest spellings."""
         key = _without_brands(normalize_name(name))
         display = self._display_names()
+        containing = sorted((probe for probe in display if len(key) >= 3 and key in probe), key=_shortest)
+        if containing:
+            return list(dict.fromkeys(display[probe] for probe in containing))[:MAX_CONTAINING]
         near = difflib.get_close_matches(key, list(display), n=limit * 3, cutoff=0.5)
-        out: list[str] = []
-        for match in near:
-            if display[match] not in out:
-                out.append(display[match])
-        return out[:limit]
+        return list(dict.fromkeys(display[match] for match in near))[:limit]
+
+
+#: Cards a suggestion lists when the name written is part of their names.
+MAX_CONTAINING = 8
+
+#: A memory size written in a GPU name: ``80GB``, ``24 GB``, ``141GiB``.
+_MEMORY_IN_NAME = re.compile(r"(?<![\w.])(\d{1,4}(?:\.\d{1,2})?)\s*(?:gib|gb)(?![a-z0-9])", re.IGNORECASE)
+
+
+def _memory_in(name: str) -> tuple[float, str] | None:
+    """``"H100 SXM 80GB"`` -> ``(80.0, "H100 SXM ")``: the memory size a name gives, and the rest of it."""
+    match = _MEMORY_IN_NAME.search(name)
+    if match is None:
+        return None
+    return float(match.group(1)), name[: match.start()] + " " + name[match.end() :]
+
+
+def _same_memory(written: float, memory_gib: float) -> bool:
+    """Whether a size in a name is the card's, 8% apart at most (a B200 is announced with 192 GB, the catalog
+    has the 180 GB an HGX B200 exposes)."""
+    return abs(written - memory_gib) <= 0.08 * memory_gib
+
+
+def short_name(card: GpuSpec) -> str:
+    """The card's name without brand words: ``NVIDIA GeForce RTX 3090`` -> ``RTX 3090``."""
+    words = card.name.split()
+    while len(words) > 1 and normalize_name(words[0]) in _BRANDS:
+        words.pop(0)
+    return " ".join(words)
+
+
+def _by_name(card: GpuSpec) -> tuple[str, str]:
+    return short_name(card), card.name
+
+
+def _shortest(probe: str) -> tuple[int, str]:
+    return len(probe), probe
+
+
+@functools.cache
+def builtin_catalog() -> Catalog:
+    """The shipped catalog (``specs/hardware/gpus.yaml``) without plugin entries, read once."""
+    from rigcheck._resources import hardware_file
+
+    catalog = Catalog()
+    load_catalog_file(str(hardware_file("gpus.yaml")), catalog)
+    return catalog
+
+
+def number_as_gpu_name(number: float) -> str:
+    """What to say of ``model: 4090``: YAML read a number, and the names it is probably part of, quoted."""
+    if isinstance(number, float) and number.is_integer() and abs(number) < 1e15:
+        number = int(number)
+    text = clip(str(number), 60)
+    names = builtin_catalog().suggest(text) if len(text) <= 20 else []
+    quoted = " or ".join(f'model: "{name}"' for name in names) or f'model: "{text}"'
+    return (
+        f"{text} was read as a number, not a GPU name (YAML reads unquoted digits as a number); "
+        f"write the name in quotes: {quoted}"
+    )
 
 
 def load_catalog_file(path: str, catalog: Catalog, *, origin: str = "rigcheck") -> None:

@@ -48,9 +48,20 @@ class Checker:
     reads_workload: ClassVar[bool] = True
     #: Seconds before the engine gives up on this checker (``None``: the engine's default).
     timeout_s: ClassVar[float | None] = None
+    #: True when the rules concern how a machine is built (power supplies, wall circuits, the case, slots,
+    #: cables, airflow): a cloud instance's provider owns those, so its node groups (``instance:``, or
+    #: ``chassis.form_factor: cloud``) are not walked, and a rig of cloud instances only skips the checker.
+    physical_build: ClassVar[bool] = False
 
     def check(self, ctx: CheckContext) -> Iterable[Finding]:
         raise NotImplementedError(f"{type(self).__name__}.check")
+
+    def walked_nodes(self, ctx: CheckContext) -> list[NodeView]:
+        """The node groups this checker's rules concern: all of them, less the cloud instances for a
+        ``physical_build`` checker."""
+        if not self.physical_build:
+            return list(ctx.nodes)
+        return [node for node in ctx.nodes if not node.hosted]
 
 
 class PerNodeChecker(Checker):
@@ -60,7 +71,7 @@ class PerNodeChecker(Checker):
     gpu_nodes_only: ClassVar[bool] = False
 
     def check(self, ctx: CheckContext) -> Iterable[Finding]:
-        for node in ctx.nodes:
+        for node in self.walked_nodes(ctx):
             if node.gpus or not self.gpu_nodes_only:
                 yield from self.check_node(ctx, node)
 
@@ -73,7 +84,7 @@ class PerGpuTypeChecker(Checker):
     GPU models is checked twice): implement :meth:`check_gpu`."""
 
     def check(self, ctx: CheckContext) -> Iterable[Finding]:
-        for node in ctx.nodes:
+        for node in self.walked_nodes(ctx):
             for gpu in node.gpus:
                 yield from self.check_gpu(ctx, node, gpu)
 

@@ -4,6 +4,10 @@
 Keys are kebab-case as in ruff's and Checkov's files (snake_case is accepted too). Every value keeps
 where it came from (default, the file, or the command line), which ``--show-config`` prints. The
 schema is ``schemas/config.schema.json``.
+
+``plugins-config: {NAMESPACE: {...}}`` (and ``thresholds`` keys that start with a plugin's namespace)
+configure plugins: they are read with the file but validated once the plugins are loaded, against the
+model each registered with ``rigcheck_config_schema`` (:func:`bind_plugin_configs`).
 """
 
 from __future__ import annotations
@@ -15,11 +19,15 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from rigcheck.core.errors import Problem, SpecError, UsageError
+from rigcheck.core.errors import Problem, SpecError, UsageError, clip
+from rigcheck.core.positions import join_pointer, pointer_from_path
+
+if TYPE_CHECKING:
+    from rigcheck.core.registry import ConfigSchema, Registry
 
 CONFIG_NAMES = (".rigcheck.yaml", ".rigcheck.yml")
 _CODE = re.compile(r"^(ALL|[A-Z][A-Z0-9]*)$")
@@ -115,6 +123,11 @@ class ConfigFile(_ConfigModel):
         None,
         description="Installed plugins to require, by entry-point or distribution name (never a module).",
     )
+    plugins_config: dict[str, dict[str, Any]] | None = Field(
+        None,
+        description="Settings of plugins, by the namespace each declares (rigcheck_config_schema; by default "
+        "its plugin name): {site_policy: {warn_fraction: 0.8}}. Validated against the plugin's model.",
+    )
     exclude: list[str] | None = Field(None, description="Globs of paths rigcheck lint does not read.")
     baseline: str | None = Field(None, description="Baseline file (relative to the config file).")
 
@@ -149,6 +162,18 @@ class Setting:
     origin: str  # "default", a config file path, or "command line"
 
 
+@dataclass(frozen=True)
+class PluginConfig:
+    """A plugin's validated settings: the model instance its checkers read as ``ctx.plugin_config``, and
+    where each top-level field came from (``FILE:LINE`` or ``"default"``)."""
+
+    plugin: str
+    version: str
+    namespace: str
+    value: Any
+    origins: dict[str, str]
+
+
 @dataclass
 class Settings:
     """The effective configuration with the origin of every value."""
@@ -157,6 +182,14 @@ class Settings:
     path: str | None = None  # the config file, if one was used
     waivers: list[tuple[Waiver, Problem]] = field(default_factory=list)  # each with its position
     locate: Any = None  # JSON pointer in the config file -> (line, column)
+    #: ``plugins-config`` as written: namespace -> (its mapping, its JSON pointer in the file).
+    plugin_sections: dict[str, tuple[dict[str, Any], str]] = field(default_factory=dict)
+    #: ``thresholds`` keys that name no rule file: a plugin namespace's (checked by bind_plugin_configs).
+    plugin_thresholds: list[str] = field(default_factory=list)
+    #: Plugin name -> its validated settings (filled by :func:`bind_plugin_configs`).
+    plugin_configs: dict[str, PluginConfig] = field(default_factory=dict)
+    #: Sections for installed plugins that are not loaded in this run (not validated): (namespace, origin).
+    unloaded_sections: list[tuple[str, str]] = field(default_factory=list)
 
     def location(self, pointer: str) -> tuple[int, int]:
         return self.locate(pointer) if self.locate is not None else (1, 1)
@@ -174,6 +207,7 @@ class Settings:
         lines = [f"# config file: {self.path or 'none found'}"]
         for key, setting in self.values.items():
             lines.append(f"{key:<{width}} = {_show(setting.value):<40} # {setting.origin}")
+        lines += self._show_plugins()
         for waiver, where in self.waivers:
             expires = f", expires {waiver.expires}" if waiver.expires else ""
             lines.append(
@@ -181,6 +215,21 @@ class Settings:
                 f"{waiver.reason}{expires}  # {where.file}:{where.line}"
             )
         return "\n".join(lines) + "\n"
+
+    def _show_plugins(self) -> list[str]:
+        """``plugins-config.NAMESPACE.FIELD = value  # origin`` for every field of every plugin's model."""
+        rows = []
+        for bound in self.plugin_configs.values():
+            dumped = bound.value.model_dump(mode="json", by_alias=True)
+            for name, value in dumped.items():
+                origin = bound.origins.get(name, "default")
+                rows.append((f"plugins-config.{bound.namespace}.{name}", _show(value), origin))
+        for namespace, origin in self.unloaded_sections:
+            rows.append((f"plugins-config.{namespace}", "(plugin not loaded; not validated)", origin))
+        if not rows:
+            return []
+        width = max(len(row[0]) for row in rows)
+        return [f"{key:<{width}} = {value:<20} # {origin}" for key, value, origin in rows]
 
 
 DEFAULTS: dict[str, Any] = {
@@ -197,9 +246,13 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
+#: ``[tool.rigcheck]``, or a table under it (``[tool.rigcheck.plugins-config.site_policy]``).
+_TOOL_TABLE = re.compile(r"^\s*\[tool\.rigcheck[\].]", re.MULTILINE)
+
+
 def find_config(start: Sequence[str]) -> Path | None:
-    """The first ``.rigcheck.yaml``/``.yml``, or ``pyproject.toml`` with ``[tool.rigcheck]``, in the
-    folder of the first scanned path or any folder above it."""
+    """The first ``.rigcheck.yaml``/``.yml``, or ``pyproject.toml`` with ``[tool.rigcheck]`` (or a table
+    under it), in the folder of the first scanned path or any folder above it."""
     origin = Path(start[0] if start else ".").resolve()
     folder = origin if origin.is_dir() else origin.parent
     for candidate in (folder, *folder.parents):
@@ -208,8 +261,8 @@ def find_config(start: Sequence[str]) -> Path | None:
             if path.is_file():
                 return path
         pyproject = candidate / "pyproject.toml"
-        if pyproject.is_file() and "[tool.rigcheck]" in pyproject.read_text(
-            encoding="utf-8", errors="replace"
+        if pyproject.is_file() and _TOOL_TABLE.search(
+            pyproject.read_text(encoding="utf-8", errors="replace")
         ):
             return pyproject
     return None
@@ -234,6 +287,38 @@ def load_settings(
         path = find_config(paths)
     if path is not None:
         _apply_file(settings, path)
+    _apply_cli(settings, cli)
+    return settings
+
+
+def settings_from(config: Mapping[str, Any] | str, *, cli: Mapping[str, Any] | None = None) -> Settings:
+    """Settings from a project config given as data or as YAML text (the test kit's ``run(config=...)``),
+    validated as a ``.rigcheck.yaml`` is; its problems name the file ``rigcheck.yaml`` (from text, with
+    the lines of the text)."""
+    settings = Settings({key: Setting(value, "default") for key, value in DEFAULTS.items()})
+    display = "rigcheck.yaml"
+    if isinstance(config, str):
+        import textwrap
+
+        from rigcheck.core.loader import load_yaml_text
+
+        document = load_yaml_text(textwrap.dedent(config), display)
+        data = document.data if document.data is not None else {}
+
+        def locate(pointer: str) -> tuple[int, int]:
+            _, mark = document.source_map.locate(pointer)
+            return mark.line, mark.column
+
+    else:
+        data, locate = dict(config), (lambda pointer: (1, 1))
+    if not isinstance(data, dict):
+        raise SpecError(Problem(display, "a config file is a mapping of settings", 1, 1, "", "CONFIG001"))
+    _apply_data(settings, data, locate, display)
+    _apply_cli(settings, cli)
+    return settings
+
+
+def _apply_cli(settings: Settings, cli: Mapping[str, Any] | None) -> None:
     for key, value in (cli or {}).items():
         if key == "ignore" and settings.values["ignore"].value:  # --ignore adds to the file's list
             value = [*settings.values["ignore"].value, *value]
@@ -241,12 +326,14 @@ def load_settings(
         else:
             origin = "command line"
         settings.values[key] = Setting(value, origin)
-    return settings
 
 
 def _apply_file(settings: Settings, path: Path) -> None:
     data, locate = _read(path)
-    display = _display(path)
+    _apply_data(settings, data, locate, _display(path))
+
+
+def _apply_data(settings: Settings, data: dict[str, Any], locate: Any, display: str) -> None:
     try:
         parsed = ConfigFile.model_validate(data)
     except ValidationError as exc:
@@ -269,9 +356,12 @@ def _apply_file(settings: Settings, path: Path) -> None:
     settings.locate = locate
     explicit = parsed.model_dump(by_alias=True, exclude_none=True)
     for key, value in explicit.items():
-        if key == "waivers":
+        if key in ("waivers", "plugins-config"):
             continue
         settings.values[key] = Setting(value, display)
+    written = "plugins-config" if "plugins-config" in data else "plugins_config"
+    for namespace, section in (parsed.plugins_config or {}).items():
+        settings.plugin_sections[namespace] = (section, pointer_from_path((written, namespace)))
     for index, waiver in enumerate(parsed.waivers or ()):
         line, column = locate(f"/waivers/{index}")
         settings.waivers.append((waiver, Problem(display, "", line, column, f"/waivers/{index}", "SUP003")))
@@ -344,6 +434,9 @@ def _check_thresholds(settings: Settings, locate: Any, display: str) -> None:
         pointer = f"/thresholds/{key}"
         parts = key.split(".")
         problem = None
+        if len(parts) >= 2 and all(parts) and not rules_data_file(f"{parts[0]}.yaml").is_file():
+            settings.plugin_thresholds.append(key)  # a plugin's, checked once plugins are loaded
+            continue
         if len(parts) != 3:
             problem = f"threshold {key!r}: write file.section.key, e.g. power.sustained.warn_above_fraction"
         elif not rules_data_file(f"{parts[0]}.yaml").is_file():
@@ -373,7 +466,170 @@ def _check_thresholds(settings: Settings, locate: Any, display: str) -> None:
 def fact_overrides(settings: Settings) -> dict[str, tuple[Any, str]]:
     """``{"power.sustained.warn_above_fraction": (0.85, ".rigcheck.yaml")}`` for CheckContext.facts."""
     origin = settings.values["thresholds"].origin
-    return {key: (value, origin) for key, value in settings["thresholds"].items()}
+    plugin_keys = set(settings.plugin_thresholds)
+    return {key: (value, origin) for key, value in settings["thresholds"].items() if key not in plugin_keys}
+
+
+def bind_plugin_configs(settings: Settings, registry: Registry) -> dict[str, Any]:
+    """Validate ``plugins-config`` and the plugins' ``thresholds`` against the models the loaded plugins
+    registered (``rigcheck_config_schema``); fills ``settings.plugin_configs`` and returns
+    ``{plugin name: model instance}`` for the run. A bad value, an unknown key or a section that names
+    no plugin is a :class:`SpecError` at its file, line and field (exit code 2, ``CONFIG001``)."""
+    import copy
+
+    from rigcheck.core.plugin_manager import normalise_name
+
+    by_namespace = {normalise_name(schema.namespace): schema for schema in registry.config_schemas.values()}
+    data: dict[str, dict[str, Any]] = {}  # plugin -> the mapping to validate
+    origins: dict[str, dict[str, str]] = {}  # plugin -> top-level key -> JSON pointer of what set it
+    sections: dict[str, str] = {}  # plugin -> pointer of its plugins-config section
+    for namespace, (section, pointer) in settings.plugin_sections.items():
+        schema = by_namespace.get(normalise_name(namespace))
+        if schema is None:
+            _unclaimed_section(settings, registry, namespace, pointer, list(by_namespace.values()))
+            continue
+        name = schema.plugin.name
+        if name in data:
+            _fail(settings, pointer, f"plugins-config: {namespace!r} names plugin {name!r} a second time")
+        data[name] = copy.deepcopy(section)
+        sections[name] = pointer
+        origins[name] = {key: join_pointer(pointer, key) for key in section}
+    for key in settings.plugin_thresholds:
+        pointer = join_pointer("/thresholds", key)
+        first, *path = key.split(".")
+        schema = by_namespace.get(normalise_name(first))
+        if schema is None:
+            from rigcheck._resources import rules_data_file
+            from rigcheck.core.fields import did_you_mean
+
+            names = [p.stem for p in rules_data_file("x").parent.glob("*.yaml")]
+            names += [schema.namespace for schema in by_namespace.values()]
+            hint = did_you_mean(first, names)
+            _fail(
+                settings,
+                pointer,
+                f"threshold {key!r}: no rule file or plugin config namespace {first!r}{hint}",
+            )
+            continue
+        name = schema.plugin.name
+        target = data.setdefault(name, {})
+        for step in path[:-1]:
+            target = target.setdefault(step, {})
+            if not isinstance(target, dict):
+                _fail(
+                    settings,
+                    pointer,
+                    f"threshold {key!r}: {step!r} of plugin {name!r} is not a group of settings",
+                )
+        if path[-1] in target:
+            _fail(
+                settings, pointer, f"threshold {key!r} sets a value that plugins-config sets too; set it once"
+            )
+        target[path[-1]] = settings["thresholds"][key]
+        origins.setdefault(name, {}).setdefault(path[0], pointer)
+    out: dict[str, Any] = {}
+    for schema in registry.config_schemas.values():
+        name = schema.plugin.name
+        given = data.get(name)
+        value = schema.default
+        if given is not None:
+            value = _validate_section(
+                settings, schema, given, origins[name], sections.get(name, "/thresholds")
+            )
+        shown = {
+            key: f"{settings.path or 'config'}:{settings.location(pointer)[0]}"
+            + (" (thresholds)" if pointer.startswith("/thresholds/") else "")
+            for key, pointer in origins.get(name, {}).items()
+        }
+        settings.plugin_configs[name] = PluginConfig(
+            name, schema.plugin.version, schema.namespace, value, shown
+        )
+        out[name] = value
+    return out
+
+
+def _fail(settings: Settings, pointer: str, message: str) -> None:
+    line, column = settings.location(pointer)
+    raise SpecError(Problem(settings.path or "config", message, line, column, pointer, "CONFIG001"))
+
+
+def _validate_section(
+    settings: Settings, schema: ConfigSchema, given: dict[str, Any], origins: dict[str, str], section: str
+) -> Any:
+    """The plugin's model built from ``given``. Each unknown key (unless the model allows extra keys) and
+    each value the model refuses is a problem at the line that set it."""
+    from pydantic import ValidationError
+
+    from rigcheck.core.fields import did_you_mean
+    from rigcheck.core.positions import split_pointer
+
+    model = schema.model
+    label = f"plugins-config.{schema.namespace} (plugin {schema.plugin.name}, {model.__name__})"
+    display = settings.path or "config"
+
+    def problem(pointer: str, message: str) -> Problem:
+        line, column = settings.location(pointer)
+        return Problem(display, f"{label}: {message}", line, column, pointer, "CONFIG001")
+
+    known = [info.alias or name for name, info in model.model_fields.items()]
+    accepted = set(known) | set(model.model_fields)
+    problems = []
+    if model.model_config.get("extra") != "allow":
+        problems = [
+            problem(origins[key], f"unknown key {key!r}{did_you_mean(key, known)}")
+            for key in given
+            if key not in accepted
+        ]
+    try:
+        value = model.model_validate(
+            {key: item for key, item in given.items() if key in accepted or not problems}
+        )
+    except ValidationError as exc:
+        for error in exc.errors(include_url=False):
+            loc = [str(part) for part in error["loc"]]
+            pointer = origins.get(loc[0], section) if loc else section
+            if loc and not pointer.startswith("/thresholds"):
+                pointer = pointer_from_path([*split_pointer(pointer), *loc[1:]])
+            got = "" if error["type"] == "missing" else f" (got {clip(repr(error.get('input')), 80)})"
+            problems.append(problem(pointer, f"{'.'.join(loc) or '(settings)'}: {error['msg']}{got}"))
+    except Exception as exc:  # the plugin's validator crashed: say so in one line, no traceback
+        detail = " ".join(f"{type(exc).__name__}: {exc}".split())
+        problems.append(
+            problem(section, f"the plugin's model raised {clip(detail, 300)} (a bug of the plugin)")
+        )
+    if problems:
+        raise SpecError(problems)
+    return value
+
+
+def _unclaimed_section(
+    settings: Settings, registry: Registry, namespace: str, pointer: str, schemas: list[ConfigSchema]
+) -> None:
+    """A ``plugins-config`` section that no loaded plugin's model claims: one for an installed plugin that
+    is not loaded in this run (blocked, autoload off) is left unread and shown; anything else is an error."""
+    from rigcheck.core.fields import did_you_mean
+    from rigcheck.core.plugin_manager import installed_plugin_names, normalise_name
+
+    wanted = normalise_name(namespace)
+    loaded = {normalise_name(info.name): info.name for info in registry.plugins}
+    if wanted in loaded:
+        _fail(
+            settings,
+            pointer,
+            f"plugins-config: plugin {loaded[wanted]!r} has no settings (it registers no model with "
+            f"rigcheck_config_schema)",
+        )
+    if wanted in {normalise_name(name) for name in installed_plugin_names()}:
+        line = settings.location(pointer)[0]
+        settings.unloaded_sections.append((namespace, f"{settings.path or 'config'}:{line}"))
+        return
+    hint = did_you_mean(namespace, [schema.namespace for schema in schemas])
+    _fail(
+        settings,
+        pointer,
+        f"plugins-config: {namespace!r} is the settings namespace of no loaded plugin{hint} (a plugin's "
+        f"namespace is its name unless it declares one; rigcheck plugins lists the loaded plugins)",
+    )
 
 
 def _relative(file: str, base: Path) -> str:

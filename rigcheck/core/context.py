@@ -96,6 +96,13 @@ class NodeView:
         return f"node {name}" + (f" (x{self.count})" if self.count > 1 else "")
 
     @property
+    def hosted(self) -> bool:
+        """A cloud instance (``instance:``, or ``chassis.form_factor: cloud``): its provider owns the power,
+        cooling and chassis."""
+        chassis = self.spec.chassis
+        return self.spec.instance is not None or (chassis is not None and chassis.form_factor == "cloud")
+
+    @property
     def env(self) -> dict[str, str]:
         """The node's ``software.env`` (NCCL and CUDA variables), empty when not given."""
         software = self.spec.software
@@ -121,9 +128,12 @@ class CheckContext:
         fact_overrides: Mapping[str, tuple[Any, str]] | None = None,
         *,
         evidence: Sequence[Any] = (),
+        plugin_configs: Mapping[str, Any] | None = None,
     ) -> None:
         #: Measured facts (:class:`rigcheck.evidence.model.Evidence`) given with ``--evidence``.
         self.evidence = list(evidence)
+        self._plugin_configs = dict(plugin_configs or {})
+        self._plugin_config_copies: dict[str, Any] = {}
         self.rig_doc = rig_doc
         self.workload_doc = workload_doc
         self.catalog = catalog
@@ -150,6 +160,21 @@ class CheckContext:
         if self.workload_doc is None:
             return f"rig {self.rig.name}"
         return f"{self.rig.name} + {self.workload_doc.model.name}"
+
+    @property
+    def plugin_config(self) -> Any:
+        """The validated config of the running checker's plugin (the model it registered with
+        ``rigcheck_config_schema``, filled from the project config's ``plugins-config`` and
+        ``thresholds``, else its defaults); ``None`` for a plugin without a config model. One copy per
+        context and plugin: what a checker changes in it reaches no other run."""
+        from rigcheck.core.rules import CURRENT_CHECKER
+
+        plugin = CURRENT_CHECKER.get()[1]
+        if plugin not in self._plugin_config_copies:
+            value = self._plugin_configs.get(plugin)
+            copy = getattr(value, "model_copy", None)
+            self._plugin_config_copies[plugin] = copy(deep=True) if copy is not None else value
+        return self._plugin_config_copies[plugin]
 
     def node_subject(self, node: NodeView) -> str:
         """``"home-2x3090 / node ws"``: the subject of a finding about one node group."""
@@ -258,7 +283,9 @@ def _resolve_nodes(rig_doc: SpecDocument, catalog: Catalog) -> list[NodeView]:
                 facts = catalog.lookup(gpu.model, hints=len(problems) < MAX_HINTED_PER_FILE)
             except CatalogLookupError as exc:
                 problems.append(
-                    problem_at(rig_doc, pointer + "/model", str(exc), code=spec_codes.UNKNOWN_HARDWARE)
+                    problem_at(
+                        rig_doc, pointer + "/model", str(exc), code=spec_codes.UNKNOWN_HARDWARE, whole=True
+                    )
                 )
                 continue
             view.gpus.append(GpuView(gpu, facts, pointer))

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Union
 from pydantic import BaseModel, ValidationError
 
 from rigcheck.core import spec_codes
-from rigcheck.core.errors import Problem, SpecError
+from rigcheck.core.errors import MAX_MESSAGE, Problem, SpecError
 from rigcheck.core.fields import did_you_mean
 from rigcheck.core.findings import Location, new_location
 from rigcheck.core.loader import YamlDocument, YamlTrap, load_yaml_file, load_yaml_text
@@ -130,6 +130,8 @@ def validation_problems(
         if pointer in problems:
             continue  # one message per field: union branches repeat the same complaint
         message, code, at_key = _message(error, loc, model_class)
+        if error["type"] == "extra_forbidden" and loc:
+            message = _misplaced(document, model_class, loc) or message
         source_map = document.source_map
         mark = source_map.key_mark(pointer) if at_key else source_map.value_mark(pointer)
         if mark is None:
@@ -217,6 +219,87 @@ def _message(
     return f"{text}, got {_describe(given)}", spec_codes.INVALID_VALUE, False
 
 
+def _misplaced(
+    document: YamlDocument, model_class: type[BaseModel], loc: tuple[str | int, ...]
+) -> str | None:
+    """For an unknown field that an enclosing mapping takes (indented too far) or the mapping just above it
+    takes (not indented enough): say it looks like an indentation problem, and where it belongs."""
+    name, parent = str(loc[-1]), loc[:-1]
+    for depth in range(len(parent) - 1, -1, -1):
+        outer = loc[:depth]
+        if name in _field_names(model_class, outer):
+            return (
+                f"unknown field {name!r} under {_line_of(document, parent)}, but {name!r} is a field of "
+                f"{_where(document, outer)}: this looks like an indentation problem (indented too far); indent "
+                f"{name + ':'!r} to column {_key_column(document, outer)}, like the other keys there"
+            )
+    inner = _mapping_above(document, loc)
+    if inner is not None and any(name in _field_names(model_class, path) for path in (inner, (*inner, 0))):
+        return (
+            f"unknown field {name!r} in {_where(document, parent)}, but {name!r} is a field of "
+            f"{_where(document, inner)} just above: this looks like an indentation problem (not indented "
+            f"enough); indent {name + ':'!r} to column {_key_column(document, inner)}, like the other keys there"
+        )
+    return None
+
+
+def _value_at(data: Any, path: tuple[str | int, ...]) -> Any:
+    """The data at ``path``, or ``None`` where it is not there."""
+    for step in path:
+        if isinstance(data, dict):
+            data = data.get(step)
+        elif isinstance(data, list) and isinstance(step, int) and 0 <= step < len(data):
+            data = data[step]
+        else:
+            return None
+    return data
+
+
+def _line_of(document: YamlDocument, path: tuple[str | int, ...]) -> str:
+    """``'pcie:' (line 19)`` for a mapping's key, ``/nodes/0 (line 9)`` for a list item or the root."""
+    pointer = pointer_for_data_path(document.data, path)
+    mark = document.source_map.key_mark(pointer)
+    if mark is not None and path and isinstance(path[-1], str):
+        return f"'{path[-1]}:' (line {mark.line})"
+    return _where(document, path)
+
+
+def _where(document: YamlDocument, path: tuple[str | int, ...]) -> str:
+    pointer = pointer_for_data_path(document.data, path)
+    if not pointer:
+        return "the top level"
+    _, mark = document.source_map.locate(pointer)
+    return f"{pointer} (line {mark.line})"
+
+
+def _key_column(document: YamlDocument, path: tuple[str | int, ...]) -> int:
+    """The column the keys of the mapping at ``path`` start in (its first key's)."""
+    mark = document.source_map.value_mark(pointer_for_data_path(document.data, path))
+    return mark.column if mark is not None else 1
+
+
+def _mapping_above(document: YamlDocument, loc: tuple[str | int, ...]) -> tuple[str | int, ...] | None:
+    """The mapping a key written at ``loc`` would have joined with more indentation: the value of the key
+    just above it in the same mapping (for a list, its last item)."""
+    data = _value_at(document.data, loc[:-1])
+    source_map = document.source_map
+    mine = source_map.key_mark(pointer_for_data_path(document.data, loc))
+    if not isinstance(data, dict) or mine is None:
+        return None
+    above: tuple[int, str] | None = None
+    for key in data:
+        mark = source_map.key_mark(pointer_for_data_path(document.data, (*loc[:-1], key)))
+        if mark is not None and mark.line < mine.line and (above is None or mark.line > above[0]):
+            above = (mark.line, key)
+    if above is None:
+        return None
+    path = (*loc[:-1], above[1])
+    value = data[above[1]]
+    if isinstance(value, list):
+        return (*path, len(value) - 1) if value else None
+    return path if isinstance(value, dict) else None
+
+
 def _field_names(model_class: type[BaseModel], path: tuple[str | int, ...]) -> list[str]:
     """Field names (aliases where set) of the model found at ``path`` below ``model_class``."""
     current: Any = model_class
@@ -262,11 +345,18 @@ def _unwrap(annotation: Any, *, want_list: bool) -> Any:
 
 
 def problem_at(
-    document: SpecDocument, pointer: str, message: str, code: str = spec_codes.INVALID_VALUE
+    document: SpecDocument,
+    pointer: str,
+    message: str,
+    code: str = spec_codes.INVALID_VALUE,
+    *,
+    whole: bool = False,
 ) -> Problem:
-    """A problem positioned at ``pointer`` of ``document`` (for errors found after validation)."""
+    """A problem positioned at ``pointer`` of ``document`` (for errors found after validation); ``whole``: a
+    message that rigcheck's own data bounds, never clipped (every card an ambiguous GPU name matches)."""
     location = document.locate(pointer)
-    return Problem(document.path, message, location.line or 1, location.column or 1, pointer, code)
+    limit = len(message) if whole else MAX_MESSAGE
+    return Problem(document.path, message, location.line or 1, location.column or 1, pointer, code, limit)
 
 
 __all__ = ["Location", "SpecDocument", "load_spec", "parse_spec", "pointer_from_path", "problem_at"]

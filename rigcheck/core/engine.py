@@ -47,6 +47,8 @@ from rigcheck.core.sandbox import (
 T = TypeVar("T")
 
 DEFAULT_TIMEOUT_S = 10.0
+#: Why a ``physical_build`` checker did not run on a rig of cloud instances.
+CLOUD_ONLY = "cloud instances: the provider owns power, cooling and the chassis"
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,9 @@ class RunOptions:
     fact_overrides: Mapping[str, tuple[Any, str]] = field(default_factory=dict)
     #: Run third-party checkers in child processes (``--isolate-plugins``; rigcheck.core.sandbox).
     isolate_plugins: bool = False
+    #: Plugin name -> its validated config (``rigcheck_config_schema``) from the project config; plugins
+    #: left out get their model's defaults (``Registry.config_schemas``).
+    plugin_configs: Mapping[str, Any] = field(default_factory=dict)
 
     def selected(self, code: str) -> bool:
         if code.startswith("ENGINE"):
@@ -132,7 +137,8 @@ def call_with_timeout(function: Callable[[], T], seconds: float | None) -> T:
 
 
 def build_catalog(registry: Registry) -> Catalog:
-    """The built-in catalog plus plugin entries; a bad plugin entry becomes a plugin fault."""
+    """The built-in catalog plus plugin entries; a bad plugin entry becomes a plugin fault that names the
+    entry and every field that failed (the plugin's other entries and its checkers are still used)."""
     from rigcheck._resources import hardware_file
 
     catalog = Catalog()
@@ -142,9 +148,41 @@ def build_catalog(registry: Registry) -> Catalog:
             catalog.add(entry, origin=f"plugin {plugin.name}", override=override)
         except Exception as exc:
             registry.faults.append(
-                PluginFault(plugin.name, plugin.version, "rigcheck_catalog", str(exc).splitlines()[0])
+                PluginFault(
+                    plugin.name,
+                    plugin.version,
+                    "rigcheck_catalog",
+                    catalog_entry_problem(entry, exc),
+                    "that entry was not added (its other entries and its checkers are used)",
+                )
             )
     return catalog
+
+
+#: Fields of a refused catalog entry named in its fault; the rest are counted.
+MAX_ENTRY_ERRORS = 12
+
+
+def catalog_entry_problem(entry: Any, exc: Exception) -> str:
+    """``catalog entry 'acme-x1' is not a valid GpuSpec: vendor: Input should be ...; as_of: Field
+    required`` (every field that failed), or the refusal's own message."""
+    from pydantic import ValidationError
+
+    if not isinstance(exc, ValidationError):  # refused as a whole: the message names the entry
+        return " ".join(f"{exc}".split()) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+    gpu_id = entry.get("id") if isinstance(entry, Mapping) else getattr(entry, "id", None)
+    which = f"catalog entry {_short(gpu_id)}" if gpu_id is not None else "a catalog entry without an id"
+    errors = exc.errors(include_url=False)
+    parts = []
+    for error in errors[:MAX_ENTRY_ERRORS]:
+        field_name = ".".join(str(step) for step in error["loc"]) or "(entry)"
+        got = "" if error["type"] == "missing" else f" (got {_short(error.get('input'))})"
+        parts.append(f"{field_name}: {error['msg']}{got}")
+    more = f"; and {len(errors) - MAX_ENTRY_ERRORS} more" if len(errors) > MAX_ENTRY_ERRORS else ""
+    return (
+        f"{which} is not a valid GpuSpec ({len(errors)} problem{'s' if len(errors) != 1 else ''}): "
+        f"{'; '.join(parts)}{more} (the fields of an entry: docs/plugins.md, Catalog entries)"
+    )
 
 
 def run_checks(
@@ -160,7 +198,11 @@ def run_checks(
     """Check one rig (and optionally one workload, and measured evidence) with every registered checker."""
     options = options or RunOptions()
     started = time.perf_counter()
-    ctx = CheckContext(rig_doc, workload_doc, catalog, options.fact_overrides, evidence=evidence)
+    configs = {name: schema.default for name, schema in registry.config_schemas.items()}
+    configs.update(options.plugin_configs)
+    ctx = CheckContext(
+        rig_doc, workload_doc, catalog, options.fact_overrides, evidence=evidence, plugin_configs=configs
+    )
     findings: list[Finding] = [_fault_finding(fault, ctx) for fault in registry.faults]
     runs: list[CheckerRun] = []
     third_party = any(not entry.plugin.builtin for entry in registry.checkers)
@@ -198,6 +240,8 @@ def _run_one(entry: CheckerEntry, ctx: CheckContext, options: RunOptions) -> tup
         return status("skipped", "needs a workload; only a rig was given", []), []
     if options.skip_rig_only and not getattr(checker, "reads_workload", True):
         return status("skipped", "rig-only: reported with the rig", []), []
+    if getattr(checker, "physical_build", False) and ctx.nodes and all(node.hosted for node in ctx.nodes):
+        return status("skipped", CLOUD_ONLY, []), []
     if getattr(checker, "needs_evidence", False) and not ctx.evidence:
         return status(
             "skipped", "needs evidence (--evidence FILE: nvidia-smi, nccl-tests, fio, probe...)", []
@@ -223,7 +267,8 @@ def _run_one(entry: CheckerEntry, ctx: CheckContext, options: RunOptions) -> tup
         token = CURRENT_CHECKER.set((checker.name, plugin.name))  # findings are born stamped
         try:
             result = checker.check(ctx)
-            return [] if result is None else list(result)
+            problem = _not_findings(result)
+            return [problem] if problem is not None else list(result)
         finally:
             CURRENT_CHECKER.reset(token)
 
@@ -277,8 +322,8 @@ def _run_one(entry: CheckerEntry, ctx: CheckContext, options: RunOptions) -> tup
     produced = []
     invalid: list[str] = []
     for item in items:
-        if isinstance(item, str):  # an isolated checker's problem, described in its child
-            invalid.append(item)
+        if isinstance(item, _Problem):  # described where it was found (in a child, when isolated)
+            invalid.append(str(item))
         elif not isinstance(item, Finding):
             invalid.append(f"yielded {type(item).__name__} {_short(item)!r}, not a rigcheck.Finding")
         elif item.code not in codes:
@@ -294,12 +339,39 @@ def _run_one(entry: CheckerEntry, ctx: CheckContext, options: RunOptions) -> tup
     produced.append(
         fault(
             CHECKER_INVALID_RESULT,
-            invalid[0] + more,
-            "build findings with the checker's own rules: RULE.failed(message, location=..., evidence=...)",
+            f"{invalid[0]}{more}; {'its rules were not checked' if not produced else 'the rest was kept'}",
+            "yield the findings from check() (or return a list of them), built with the checker's own rules: "
+            "RULE.failed(message, location=..., evidence=...)",
             problems=invalid[:10],
         )
     )
     return status("invalid-result", invalid[0], produced, _ms(started)), produced
+
+
+class _Problem(str):
+    """What is wrong with a checker's result, described where it was found (in its child process when
+    isolated). A plain ``str`` that a checker yields is not one: it is reported as a str yielded."""
+
+
+def _not_findings(result: Any) -> _Problem | None:
+    """Why what ``check()`` returned is not an iterable of findings (``None`` when it is one)."""
+    if result is None:
+        return _Problem(
+            "returned None from check() instead of findings (a check() without `yield` returns None)"
+        )
+    if isinstance(result, Finding):
+        return _Problem("returned one Finding from check() instead of an iterable of findings")
+    not_iterable = isinstance(result, str | bytes | Mapping)
+    if not not_iterable:
+        try:
+            iter(result)
+        except TypeError:
+            not_iterable = True
+    if not_iterable:
+        return _Problem(
+            f"returned {type(result).__name__} {_short(result)} from check(), not an iterable of findings"
+        )
+    return None
 
 
 def _short(value: Any) -> str:
@@ -321,7 +393,9 @@ def _to_child(items: list[Any], codes: set[str]) -> list[Any]:
     """In the child: findings as JSON data, anything else as the description of the problem."""
     out: list[Any] = []
     for item in items:
-        if isinstance(item, Finding) and item.code in codes and _serialisable(item):
+        if isinstance(item, _Problem):
+            out.append(str(item))
+        elif isinstance(item, Finding) and item.code in codes and _serialisable(item):
             out.append(item.model_dump(mode="json"))
         elif isinstance(item, Finding) and item.code in codes:
             out.append(f"yielded a {item.code} finding whose evidence is not JSON data")
@@ -335,7 +409,7 @@ def _to_child(items: list[Any], codes: set[str]) -> list[Any]:
 def _from_child(data: Any) -> list[Any]:
     if not isinstance(data, list):
         return [f"its process returned {type(data).__name__}, not a list of findings"]
-    return [item if isinstance(item, str) else Finding.model_validate(item) for item in data]
+    return [_Problem(item) if isinstance(item, str) else Finding.model_validate(item) for item in data]
 
 
 def _ms(started: float) -> float:
@@ -349,8 +423,9 @@ def _stamp(finding: Finding, checker: str, plugin: str) -> Finding:
 
 
 def _fault_finding(fault: PluginFault, ctx: CheckContext) -> Finding:
+    effect = fault.effect or "what it registered in that step was not added"
     finding = PLUGIN_FAILED_TO_LOAD.failed(
-        f"plugin {fault.plugin} {fault.version} failed in {fault.stage}: {fault.message}; its checkers did not run",
+        f"plugin {fault.plugin} {fault.version} failed in {fault.stage}: {fault.message}; {effect}",
         location=ctx.rig_at(""),
         subject=ctx.subject,
         evidence={
@@ -358,6 +433,7 @@ def _fault_finding(fault: PluginFault, ctx: CheckContext) -> Finding:
             "plugin_version": fault.version,
             "stage": fault.stage,
             "detail": fault.message,
+            "effect": effect,
         },
         fix=f"fix or upgrade the plugin, or block it with -p no:{fault.plugin}",
     )

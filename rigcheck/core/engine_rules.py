@@ -44,15 +44,23 @@ CHECKER_TIMED_OUT = Rule(
 CHECKER_INVALID_RESULT = Rule(
     code="ENGINE003",
     name="checker-returned-invalid-result",
-    summary="A checker yielded something that is not a finding of one of its own rules",
+    summary="A checker's check() did not give findings of its own rules",
     severity=Severity.FAIL,
     docs=RuleDocs(
-        what="Reports a checker whose `check()` returned a non-iterable, yielded an object that is not a "
-        "`rigcheck.Finding`, or a finding with a rule code the checker did not declare.",
+        what="Reports a checker whose `check()` returned `None` (a `check()` without `yield`: it checked "
+        "nothing), returned something that is not an iterable of findings (`return 42`, a string, a mapping, "
+        "one `Finding` instead of a list of them), yielded an object that is not a `rigcheck.Finding`, yielded "
+        "a finding of a rule it does not declare, or (third-party checkers) a finding whose evidence is not "
+        "JSON data. The findings it did give that are valid are kept; the message says whether its rules were "
+        "checked at all. A `check()` that raises while it runs is `ENGINE001` instead.",
         why="Findings drive exit codes, suppressions and machine-readable reports; one that cannot be trusted "
-        "is dropped and reported rather than guessed at.",
-        example="```\n✗ ENGINE003 checker gpu-policy (plugin acme 0.1) yielded a dict, not a rigcheck.Finding\n```",
-        fix="Build findings with the checker's own rules: `RULE.failed(message, location=..., evidence=...)`.",
+        "is dropped and reported rather than guessed at. A checker that returns `None` would otherwise pass "
+        "silently, which is exactly the mistake a linter must not hide.",
+        example="```\n✗ ENGINE003 checker gpu-policy (plugin acme 0.1) returned None from check() instead of findings "
+        "(a check() without `yield` returns None); its rules were not checked\n"
+        "✗ ENGINE003 checker gpu-policy (plugin acme 0.1) yielded dict \"{'ok': True}\", not a rigcheck.Finding\n```",
+        fix="Yield the findings from `check()` (or return a list of them), built with the checker's own rules: "
+        "`yield RULE.failed(message, location=..., evidence=...)`.",
         references=_REFS,
     ),
 )
@@ -63,9 +71,14 @@ PLUGIN_FAILED_TO_LOAD = Rule(
     summary="An installed plugin could not be imported or its registration hook raised",
     severity=Severity.FAIL,
     docs=RuleDocs(
-        what="Reports an installed plugin (entry-point group `rigcheck`) that failed to import, or whose "
-        "registration hook raised.",
-        why="Its checkers did not run. The run goes on with the other plugins, and says what is missing.",
+        what="Reports an installed plugin (entry-point group `rigcheck`, or named in the config's `plugins:`) "
+        "that failed to import, a registration hook that raised, a catalog entry that was refused (every field "
+        "that failed is named; so is a name or alias that another entry already has), and a config model that "
+        "was refused. The message ends with what the fault cost: after a failed import its checkers did not "
+        "run; after a refused catalog entry only that entry is missing and its checkers ran. (A module named "
+        "with `-p` that fails to import is an error, exit code 2, not this finding.)",
+        why="The run goes on with the other plugins (and with what the faulty one did register), and says "
+        "exactly what is missing, so a report never passes for checks that did not happen.",
         example="```\n✗ ENGINE004 plugin rigcheck-site-policy 0.2.0 failed in import: ModuleNotFoundError: "
         "No module named 'requests'\n```",
         fix="Install the plugin's missing dependency, upgrade the plugin, or block it with `-p no:NAME` or "

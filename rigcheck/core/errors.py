@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rigcheck.core import spec_codes
 
@@ -22,7 +22,8 @@ def clip(text: str, limit: int) -> str:
 class Problem:
     """One thing wrong with an input file, at a position.
 
-    ``code`` is a rule code (``SPEC010``, ...) so that ``rigcheck explain CODE`` tells more.
+    ``code`` is a rule code (``SPEC010``, ...) so that ``rigcheck explain CODE`` tells more. ``max_message``
+    raises the clip for a message whose length rigcheck's own data bounds (every card a name matches).
     """
 
     file: str
@@ -31,9 +32,10 @@ class Problem:
     column: int = 1
     pointer: str = ""
     code: str = spec_codes.INVALID_VALUE
+    max_message: int = field(default=MAX_MESSAGE, compare=False, repr=False)
 
     def __post_init__(self) -> None:  # what a hostile file makes rigcheck echo is bounded
-        object.__setattr__(self, "message", clip(self.message, MAX_MESSAGE))
+        object.__setattr__(self, "message", clip(self.message, max(MAX_MESSAGE, self.max_message)))
         object.__setattr__(self, "pointer", clip(self.pointer, MAX_POINTER))
 
     def format(self) -> str:

@@ -176,6 +176,16 @@ def render_text(result: dict[str, Any]) -> str:
         lines.append(f"  note: {note}")
     if result.get("trace"):
         lines += ["", *_trace_lines(result["trace"])]
+    fit_and_speed = _fit_and_speed_lines(result)
+    if result["fit"]:
+        fit_and_speed.insert(0, "")
+    return "\n".join(lines + fit_and_speed) + "\n"
+
+
+def _fit_and_speed_lines(result: dict[str, Any]) -> list[str]:
+    """The fit on the rig's first GPU and the speed, a line each (with the communication and step
+    detail of training)."""
+    lines: list[str] = []
     fit = result["fit"]
     if fit:
         rig = result["rig"]
@@ -183,7 +193,6 @@ def render_text(result: dict[str, Any]) -> str:
         largest = fit.get("largest_micro_batch", fit.get("largest_concurrency"))
         what = "micro-batch" if "largest_micro_batch" in fit else "concurrency"
         lines += [
-            "",
             f"on {rig['name']} ({rig['gpu']}, {rig['usable_gib']:g} GiB usable): {verdict}, "
             f"{fit['device_gib']:.1f} of {fit['budget_gib']:.1f} GiB ({fit['share']:.0%}); "
             f"largest {what} that fits: {largest}",
@@ -227,6 +236,37 @@ def render_text(result: dict[str, Any]) -> str:
                 f"prefill: {decode['prompt_tokens']:,} prompt tokens, time to first token about "
                 f"{ttft['default']:,.0f} ms ({ttft['low']:,.0f}-{ttft['high']:,.0f} ms)"
             )
+    return lines
+
+
+def render_markdown(result: dict[str, Any]) -> str:
+    """The estimate as Markdown (a pull-request comment or a job summary): the memory table, the fit and
+    the speed. Spec strings are escaped as in the ``markdown`` report format."""
+    from rigcheck.core.render.escape import escape_markdown as md
+
+    model, memory, inputs = result["model"], result["memory"]["per_gpu"], result["inputs"]
+    lines = [
+        f"### {md(result['workload']['name'])}: {md(inputs['task'])} of {md(model['name'])} "
+        f"({model['params_b']:g}B params)",
+        "",
+        f"{md(inputs['precision'])}, micro-batch {inputs['micro_batch']} x {inputs['seq_len']} tokens",
+        "",
+        "| per GPU | GiB | how |",
+        "|---|---:|---|",
+    ]
+    for name, item in memory["components"].items():
+        lines.append(f"| {md(name)} | {item['gib']:.2f} | {md(item['formula'])} |")
+    lines += [
+        f"| **allocated** | **{memory['allocated_gib']:.2f}** | peak during the {md(memory['peak_phase'])} |",
+        f"| reserved | {memory['reserved_gib']:.2f} | torch.cuda.max_memory_reserved |",
+        f"| device | {memory['device_gib']:.2f} | what nvidia-smi shows |",
+    ]
+    lines += [f"\n> note: {md(note)}" for note in memory["notes"]]
+    if result.get("trace"):
+        lines += ["", "```text", *_trace_lines(result["trace"]), "```"]
+    fit_and_speed = _fit_and_speed_lines(result)
+    if fit_and_speed:
+        lines += ["", *[f"- {md(line.strip(), table=False)}" for line in fit_and_speed]]
     return "\n".join(lines) + "\n"
 
 

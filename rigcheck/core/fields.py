@@ -17,7 +17,7 @@ import difflib
 import math
 from collections.abc import Iterable, Iterator
 from types import GenericAlias
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import annotated_types as at
 from annotated_types import GroupedMetadata
@@ -224,39 +224,98 @@ def _normal(text: str) -> str:
     return text.strip().lower().replace("_", "-").replace(" ", "-")
 
 
+#: Characters a regular expression treats specially (ECMA-262 and Python alike); others stand for themselves.
+_REGEX_SYNTAX = frozenset("^$\\.*+?()[]{}|/")
+
+
+def _char_pattern(char: str) -> str:
+    """The character class that matches what :func:`_normal` turns into ``char``: ``-`` is any of ``-_`` and
+    a space, a letter either case (``k`` also the Kelvin sign, whose ``lower()`` is ``k``)."""
+    if char == "-":
+        return "[-_ ]"
+    upper = char.upper()
+    spellings = [upper, char] if len(upper) == 1 and upper != char and upper.lower() == char else [char]
+    if char == "k":
+        spellings.append("\u212a")
+    if len(spellings) > 1:
+        return "[" + "".join(spellings) + "]"
+    return "\\" + char if char in _REGEX_SYNTAX else char
+
+
+def choice_pattern(keys: Iterable[str]) -> str:
+    """A JSON Schema ``pattern`` (ECMA-262 and Python ``re`` alike: no ``(?i)``) matching exactly the strings
+    that :func:`_normal` turns into one of ``keys``: either case, ``-``, ``_`` and a space alike, white space
+    around (``\\s``, in Python's ``re`` what ``str.strip()`` removes)."""
+    alternatives = ["".join(_char_pattern(char) for char in key) for key in dict.fromkeys(keys)]
+    return "^\\s*(?:" + "|".join(alternatives) + ")\\s*$"
+
+
+def _numbers_among(keys: Iterable[str]) -> list[int]:
+    """The keys that a YAML whole number spells (``precision: 16``), as numbers."""
+    return [int(key) for key in keys if key.isascii() and key.isdigit()]
+
+
 class Choice(GroupedMetadata):
     """``Annotated[str, Choice(...)]``: an enumerated string, matched case-insensitively, ``_``, ``-`` and spaces alike.
 
     ``aliases`` maps other spellings to a canonical value (``"bf16" -> "bf16-mixed"``).
     A value that matches nothing is an error listing the choices and the nearest one.
+    The JSON schema accepts the same spellings (a generated ``pattern``) and offers the canonical
+    values as ``examples`` for editor completion.
     """
+
+    #: Every choice by its schema pattern, so that a JSON Schema error can be said as the loader says it.
+    by_pattern: ClassVar[dict[str, Choice]] = {}
 
     def __init__(self, *values: str, aliases: dict[str, str] | None = None, description: str = "") -> None:
         aliases = aliases or {}
         self.values = values
+        self.aliases = dict(aliases)
+        self.description = description
         self._lookup = {_normal(value): value for value in values}
         self._lookup.update({_normal(alias): target for alias, target in aliases.items()})
-        schema: dict[str, Any] = {"type": "string", "enum": [*values, *aliases]}
+        self.pattern = choice_pattern(self._lookup)
+        self._metadata = (BeforeValidator(self.parse), WithJsonSchema(self._json_schema(description)))
+        Choice.by_pattern.setdefault(self.pattern, self)
+
+    def _json_schema(self, description: str) -> dict[str, Any]:
+        text: dict[str, Any] = {"type": "string", "pattern": self.pattern}
+        numbers = _numbers_among(self._lookup)
+        schema: dict[str, Any] = {"anyOf": [text, {"enum": numbers}]} if numbers else text
+        schema["examples"] = list(self.values)
         if description:
             schema["description"] = description
-        self._metadata = (BeforeValidator(self.parse), WithJsonSchema(schema))
+        return schema
 
     def parse(self, value: object) -> object:
         """The canonical value that ``value`` spells."""
+        if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+            value = int(value)  # 16.0 is the number 16, as JSON Schema sees it
         if isinstance(value, int | float) and not isinstance(value, bool):
             value = _text_of(value)
         if not isinstance(value, str):
             raise ValueError(f"expected one of {_or_list(self.values)}")
         found = self._lookup.get(_normal(value))
         if found is None:
-            near = (
-                difflib.get_close_matches(_normal(value), list(self._lookup), n=1, cutoff=0.6)
-                if len(value) <= 100
-                else []
-            )
-            hint = f"; did you mean {self._lookup[near[0]]!r}?" if near else ""
-            raise ValueError(f"{clip(repr(value), 120)} is not one of {_or_list(self.values)}{hint}")
+            raise ValueError(self.refusal(value))
         return found
+
+    def refusal(self, value: object) -> str:
+        """``"'adamx' is not one of 'adamw', ... or 'none'; did you mean 'adam'?"``."""
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            try:
+                value = _text_of(value)
+            except ValueError as exc:
+                return str(exc)
+        if not isinstance(value, str):
+            return f"expected one of {_or_list(self.values)}, got {clip(repr(value), 120)}"
+        near = (
+            difflib.get_close_matches(_normal(value), list(self._lookup), n=1, cutoff=0.6)
+            if len(value) <= 100
+            else []
+        )
+        hint = f"; did you mean {self._lookup[near[0]]!r}?" if near else ""
+        return f"{clip(repr(value), 120)} is not one of {_or_list(self.values)}{hint}"
 
     def __iter__(self) -> Iterator[object]:
         return iter(self._metadata)
@@ -340,3 +399,13 @@ def _or_list(values: Iterable[str]) -> str:
 Count = Annotated[int, Whole(le=1_000_000), Field(description="How many; from 1 to 1,000,000.")]
 Port = Annotated[int, Whole(le=65535)]
 ApiVersion = Literal["rigcheck/v1"]
+
+
+def spec_name_field(kind: str) -> Any:
+    """The ``name:`` of a spec: letters, digits, '.', '_' and '-', at most :data:`MAX_NAME` characters."""
+    return Field(
+        description=f"The {kind}'s name: letters, digits, '.', '_' and '-'.",
+        min_length=1,
+        max_length=MAX_NAME,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
+    )

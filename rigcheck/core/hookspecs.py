@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pluggy
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from rigcheck.core.catalog import GpuSpec
     from rigcheck.core.checker import Checker
 
@@ -49,6 +51,10 @@ class RegisterFormat(Protocol):
 
 class RegisterEvidenceParser(Protocol):
     def __call__(self, parser: Any) -> None: ...
+
+
+class RegisterConfigSchema(Protocol):
+    def __call__(self, model: type[BaseModel], *, namespace: str | None = None) -> None: ...
 
 
 @hookspec
@@ -92,9 +98,14 @@ def rigcheck_checkers(register: RegisterChecker) -> None:
 def rigcheck_catalog(register: RegisterCatalogEntry) -> None:
     """Add hardware catalog entries, or replace built-in ones.
 
-    Call ``register(entry)`` with a mapping (the fields of ``specs/hardware/gpus.yaml``, including
-    ``source`` and ``as_of``) or a :class:`rigcheck.core.catalog.GpuSpec`. An id that already
-    exists is an error unless ``override=True`` is passed.
+    Call ``register(entry)`` with a mapping (the fields of ``specs/hardware/gpus.yaml``; the required
+    and allowed ones are tabled in docs/plugins.md, "Catalog entries": ``id``, ``name``, ``vendor``,
+    ``architecture``, ``memory_gib``, ``source`` and ``as_of`` are required) or a
+    :class:`rigcheck.GpuSpec`. An id that already exists is refused unless ``override=True`` is
+    passed; so is a name or alias that is already a name of an entry from rigcheck or another plugin
+    (after case, punctuation and brand prefixes), and an entry that is not a valid ``GpuSpec``. A
+    refused entry is an ``ENGINE004`` finding that names the plugin, the entry and every field that
+    failed; the plugin's other entries and its checkers are still used.
 
     Example::
 
@@ -145,4 +156,48 @@ def rigcheck_evidence_parsers(register: RegisterEvidenceParser) -> None:
         @rigcheck.hookimpl
         def rigcheck_evidence_parsers(register):
             register(DcgmDiag())
+    """
+
+
+@hookspec
+def rigcheck_config_schema(register: RegisterConfigSchema) -> None:
+    """Declare the plugin's settings: a pydantic (v2) model that its section of the project config is
+    validated against (added in plugin API 1.2).
+
+    Call ``register(Model)`` once. The section is ``plugins-config.NAMESPACE`` of ``.rigcheck.yaml``
+    (or ``[tool.rigcheck.plugins-config.NAMESPACE]`` in ``pyproject.toml``); ``NAMESPACE`` is the
+    plugin's name unless ``namespace="..."`` is given, which keeps it the same however the plugin is
+    loaded (entry point, ``-p module``, the test kit). Names compare as distribution names do
+    (``site-policy`` is ``site_policy``). Keys of ``thresholds:`` that start with the namespace
+    (``site_policy.warn_fraction``) set the same fields.
+
+    - Every field needs a default: a project that does not configure the plugin runs it with
+      ``Model()``. A value the plugin cannot guess is ``Optional`` with ``None``, and the checker
+      yields a skip that names the setting.
+    - The section is validated when the run starts; a bad value is a config error (exit code 2) at
+      its file, line and field, as any other config error. A model that cannot be built with no
+      arguments, or a second ``register`` call, is reported against the plugin (``ENGINE004``).
+    - Checkers read the validated instance as ``ctx.plugin_config`` (their own plugin's; ``None``
+      for a plugin without a model). Each run gets its own copy; treat it as read-only.
+    - ``rigcheck check --show-config`` lists each field with where its value came from.
+
+    Example::
+
+        from pydantic import BaseModel, Field
+
+        class SitePolicyConfig(BaseModel):
+            model_config = {"extra": "forbid"}      # a typo'd key is an error, not ignored
+            warn_fraction: float = Field(0.9, gt=0, le=1, description="Warn above this share of the limit.")
+            rack_units: int = Field(42, ge=1, description="Usable units of one rack.")
+
+        @rigcheck.hookimpl
+        def rigcheck_config_schema(register):
+            register(SitePolicyConfig, namespace="site_policy")
+
+        # .rigcheck.yaml
+        plugins-config:
+          site_policy: {warn_fraction: 0.8}
+
+        # in a checker
+        warn_at = ctx.plugin_config.warn_fraction * limit_kw
     """

@@ -21,7 +21,7 @@ from rigcheck.core import spec_codes
 from rigcheck.core.baseline import apply_baseline
 from rigcheck.core.boundary import outside_reason
 from rigcheck.core.catalog import Catalog
-from rigcheck.core.config import Settings, fact_overrides
+from rigcheck.core.config import Settings, bind_plugin_configs, fact_overrides
 from rigcheck.core.discovery import discover
 from rigcheck.core.documents import SpecDocument, declares_rigcheck, load_spec, spec_from_yaml
 from rigcheck.core.engine import RunOptions, run_checks
@@ -54,6 +54,11 @@ class Pipeline:
     no_ignores: bool = False
     baseline: str | None = None
     isolate_plugins: bool = False
+    #: Plugin name -> its validated settings (``plugins-config``), checked when the pipeline is built.
+    plugin_configs: dict[str, Any] = field(init=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.plugin_configs = bind_plugin_configs(self.settings, self.registry)
 
     @property
     def options(self) -> RunOptions:
@@ -65,6 +70,7 @@ class Pipeline:
             timeout_s=self.timeout_s,
             fact_overrides=fact_overrides(self.settings),
             isolate_plugins=self.isolate_plugins,
+            plugin_configs=self.plugin_configs,
         )
 
     def check(

@@ -58,6 +58,9 @@ STR, INT, FLOAT, BOOL, NULL = _TAG + "str", _TAG + "int", _TAG + "float", _TAG +
 MAP, SEQ, MERGE, TIMESTAMP = _TAG + "map", _TAG + "seq", _TAG + "merge", _TAG + "timestamp"
 _YAML11_BOOL = "tag:rigcheck,2026:yaml11-bool"
 _OCTAL_LIKE = "tag:rigcheck,2026:octal-like"
+#: A decimal byte size ("64GB", "512 MB") in a field measured in GiB: SPEC006.
+_DECIMAL_BYTES = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]B)\s*$", re.IGNORECASE)
+_DECIMAL_EXPONENT = {"KB": 3, "MB": 6, "GB": 9, "TB": 12}
 _SAFE_TAGS = frozenset({STR, INT, FLOAT, BOOL, NULL, MAP, SEQ, MERGE, TIMESTAMP, _YAML11_BOOL, _OCTAL_LIKE})
 
 _INT_RE = re.compile(r"[-+]?[0-9][0-9_]*\Z")
@@ -263,14 +266,7 @@ def _compose(text: str, path: str) -> Node | None:
     try:
         return loader.get_single_node()
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
-        reason = " ".join(part for part in (exc.context, exc.problem) if part)
-        if "expected a single document" in reason:
-            reason = "the file holds several YAML documents (---); rigcheck reads one spec per file"
-        else:
-            reason = f"not valid YAML: {reason}"
-        raise SpecError(Problem(path, reason, line, column, code=spec_codes.UNREADABLE_FILE)) from None
+        raise SpecError(_parse_problem(text, path, exc)) from None
     except yaml.reader.ReaderError as exc:  # a character YAML does not allow (control codes, NUL)
         line = text.count("\n", 0, exc.position) + 1
         column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
@@ -300,6 +296,28 @@ def _compose(text: str, path: str) -> Node | None:
         ) from None
     finally:
         loader.dispose()
+
+
+def _parse_problem(text: str, path: str, exc: yaml.MarkedYAMLError) -> Problem:
+    """The parser's complaint as one line at the place to fix: a tab, a key out of line with the keys above
+    (:mod:`rigcheck.core.yaml_hints`), else the parser's words with where the construct started."""
+    from rigcheck.core.yaml_hints import explain_parse_error, pointer_at
+
+    mark = exc.problem_mark or exc.context_mark
+    line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+    problem = " ".join(str(exc.problem or "").split())
+    context = " ".join(str(exc.context or "").split())
+    code = spec_codes.UNREADABLE_FILE
+    if "expected a single document" in f"{context} {problem}":
+        reason = "the file holds several YAML documents (---); rigcheck reads one spec per file"
+        return Problem(path, reason, line, column, code=code)
+    hint = explain_parse_error(text, problem, context, line, column)
+    if hint is not None:
+        return Problem(path, hint.message, hint.line, hint.column, hint.pointer, code)
+    started = exc.context_mark.line + 1 if exc.context_mark is not None else None
+    where = f" ({context}, which starts on line {started})" if context and started else ""
+    reason = f"not valid YAML: {problem or context}{where}; check the indentation and quoting here"
+    return Problem(path, reason, line, column, pointer_at(text, line), code)
 
 
 class _Builder:
@@ -489,6 +507,8 @@ class _Builder:
     def _scalar(self, node: ScalarNode, pointer: str) -> Any:
         tag, value = node.tag, node.value
         if tag in (STR, TIMESTAMP):
+            if pointer.endswith("_gib") and tag == STR:
+                self._decimal_memory(node, pointer)
             return value
         if tag == INT:
             text = value.replace("_", "")
@@ -544,6 +564,29 @@ class _Builder:
                 f"many CI systems) but the string {value!r} to YAML 1.2 tools",
                 f"write {meant} for a boolean, or quote it ('{value}') for the text",
                 {"value": value, "yaml11_reading": meant == "true", "yaml12_reading": value},
+            )
+        )
+
+    def _decimal_memory(self, node: ScalarNode, pointer: str) -> None:
+        """``memory_gib: 64GB``: 64 x 10^9 bytes is 59.6 GiB, while memory sold as "64 GB" (DIMMs, a GPU's
+        VRAM) is 64 GiB (JEDEC 100B.01 uses the binary meaning for memory)."""
+        match = _DECIMAL_BYTES.match(node.value)
+        if match is None:
+            return
+        number, prefix = match.group(1), match.group(2).upper()
+        exponent = _DECIMAL_EXPONENT[prefix]
+        read_as = float(number) * 10**exponent / 2**30
+        binary = prefix[0] + "iB"
+        self.traps.append(
+            YamlTrap(
+                spec_codes.DECIMAL_MEMORY_SIZE,
+                pointer,
+                _mark(node),
+                f"{node.value!r} is read as {number} x 10^{exponent} bytes = {read_as:.4g} GiB, but memory "
+                f"sold as {number} {prefix} is {number} {binary}",
+                f"write {number} (the field is in GiB) or '{number} {binary}'; keep '{node.value}' only "
+                "if you mean decimal gigabytes",
+                {"value": node.value, "read_as_gib": round(read_as, 4)},
             )
         )
 

@@ -14,11 +14,13 @@ before anything is imported: a config never makes rigcheck import a module by na
 whose code lies in the folder being checked is refused before it runs. ``RIGCHECK_TRACE_PLUGINS=1``
 logs every hook call to standard error.
 
-A plugin that fails to import, whose hook raises, or that tries to end the process while loading
-(``SystemExit``, ``KeyboardInterrupt``) is recorded as a fault (reported as an ``ENGINE`` finding)
-and the others still load; what plugins print while loading is captured. A misspelt hook name, a hook with arguments the
-spec does not have, or two plugins claiming one rule code are errors (exit code 2) that name the
-plugins involved.
+An installed plugin (entry point, or named in the config's ``plugins:``) that fails to import, a hook
+that raises, or a plugin that tries to end the process while loading (``SystemExit``,
+``KeyboardInterrupt``) is recorded as a fault (reported as an ``ENGINE004`` finding that says what it
+cost) and the others still load; what plugins print while loading is captured. A module named with
+``-p`` that fails to import, a misspelt hook name, a hook with arguments the spec does not have, two
+plugins claiming one rule code or one config namespace are errors (exit code 2), one line each, that
+name the plugins involved.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from rigcheck.core.errors import PluginError
 from rigcheck.core.fields import did_you_mean
 from rigcheck.core.registry import (
     CheckerEntry,
+    ConfigSchema,
     FormatEntry,
     PluginFault,
     PluginInfo,
@@ -48,7 +51,24 @@ from rigcheck.core.registry import (
 from rigcheck.core.sandbox import PluginExit, call_in_child, can_isolate
 
 ENTRY_POINT_GROUP = "rigcheck"
-HOOKS = ("rigcheck_catalog", "rigcheck_checkers", "rigcheck_formats", "rigcheck_evidence_parsers")
+HOOKS = (
+    "rigcheck_catalog",
+    "rigcheck_checkers",
+    "rigcheck_formats",
+    "rigcheck_evidence_parsers",
+    "rigcheck_config_schema",
+)
+
+#: What a registration hook that raised cost its plugin (the ENGINE004 finding says it).
+HOOK_FAULT_EFFECTS = {
+    "rigcheck_catalog": "the catalog entries of that call were not added; its checkers ran",
+    "rigcheck_checkers": "the checkers of that call were not registered and did not run",
+    "rigcheck_formats": "the formats of that call were not added; its checkers ran",
+    "rigcheck_evidence_parsers": "the evidence parsers of that call were not added; its checkers ran",
+    "rigcheck_config_schema": "its config model was not registered: its checkers ran with "
+    "ctx.plugin_config = None and its project config section was not read",
+}
+IMPORT_FAULT_EFFECT = "its checkers did not run"
 
 
 def _env_flag(name: str) -> bool:
@@ -121,9 +141,11 @@ class PluginHost:
                 continue
             try:
                 module = importlib.import_module(module_name)
-            except (Exception, SystemExit) as exc:  # the user asked for it by name: that is a usage error
+            except (Exception, SystemExit, KeyboardInterrupt) as exc:  # asked for by name: a usage error
+                detail = " ".join(f"{type(exc).__name__}: {exc}".split())
                 raise PluginError(
-                    f"cannot import plugin module {module_name!r} (-p): {type(exc).__name__}: {exc}"
+                    f"cannot import plugin module {module_name!r} (-p): {detail}; a module named with -p "
+                    f"must import (exit code 2); an installed plugin that fails is an ENGINE004 finding instead"
                 ) from None
             self._register(module, module_name, str(getattr(module, "__version__", "unknown")), False)
         for name in self.config_modules:
@@ -206,7 +228,13 @@ class PluginHost:
 
         def fault(message: str) -> None:
             self.registry.faults.append(
-                PluginFault(name, version, "import", f"{message} (entry point {entry_point.value})")
+                PluginFault(
+                    name,
+                    version,
+                    "import",
+                    f"{message} (entry point {entry_point.value})",
+                    IMPORT_FAULT_EFFECT,
+                )
             )
 
         if self.isolate and can_isolate():
@@ -226,7 +254,7 @@ class PluginHost:
         try:
             self.pm.register(plugin, name=name)
         except pluggy.PluginValidationError as exc:
-            raise PluginError(f"plugin {name!r} ({version}): {exc}") from None
+            raise PluginError(_validation_message(plugin, name, version, exc)) from None
         except ValueError as exc:  # registered twice under one name
             raise PluginError(f"plugin {name!r}: {exc}") from None
         hooks = tuple(
@@ -273,7 +301,13 @@ class PluginHost:
                     raise
                 except (Exception, SystemExit, KeyboardInterrupt) as exc:
                     self.registry.faults.append(
-                        PluginFault(info.name, info.version, hook_name, f"{type(exc).__name__}: {exc}")
+                        PluginFault(
+                            info.name,
+                            info.version,
+                            hook_name,
+                            f"{type(exc).__name__}: {exc}",
+                            HOOK_FAULT_EFFECTS.get(hook_name, ""),
+                        )
                     )
 
     def _make_register(self, hook_name: str, info: PluginInfo, pending: list[Callable[[], None]]) -> Any:
@@ -309,12 +343,35 @@ class PluginHost:
                 log(f"format {name}")
 
             return register_format
+        if hook_name == "rigcheck_config_schema":
+            declared: list[str] = []
+
+            def register_config(model: Any, *, namespace: str | None = None) -> None:
+                if declared:
+                    raise ValueError(
+                        f"register(...) was called twice; a plugin has one config model (it has {declared[0]})"
+                    )
+                schema = _config_schema(model, namespace, info)
+                declared.append(getattr(model, "__name__", repr(model)))
+                pending.append(lambda: self._add_config_schema(schema))
+                log(f"config model {schema.model.__name__} (plugins-config.{schema.namespace})")
+
+            return register_config
 
         def register_parser(parser: Any) -> None:
             pending.append(lambda: registry.evidence_parsers.append((parser, info)))
             log(f"evidence parser {getattr(parser, 'name', parser)!r}")
 
         return register_parser
+
+    def _add_config_schema(self, schema: ConfigSchema) -> None:
+        for other in self.registry.config_schemas.values():
+            if _normalise(other.namespace) == _normalise(schema.namespace):
+                raise PluginError(
+                    f"config namespace {schema.namespace!r} is claimed by plugin {other.plugin.name!r} and by "
+                    f"plugin {schema.plugin.name!r}; register(Model, namespace=...) must be unique"
+                )
+        self.registry.config_schemas[schema.plugin.name] = schema
 
     def _add_checker(self, checker: Any, info: PluginInfo) -> None:
         registry = self.registry
@@ -350,9 +407,96 @@ def _validate_checker(checker: Any, info: PluginInfo) -> None:
         raise TypeError(f"checker {name!r} must list its rigcheck.Rule objects in 'rules'")
 
 
-def _normalise(name: str) -> str:
+_NAMESPACE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+
+
+def _config_schema(model: Any, namespace: str | None, info: PluginInfo) -> ConfigSchema:
+    """Check what ``rigcheck_config_schema`` registers: a pydantic model whose every field has a default,
+    and a namespace that is neither dotted nor the name of one of rigcheck's rule files."""
+    from pydantic import BaseModel, ValidationError
+
+    from rigcheck._resources import rules_data_file
+
+    if not isinstance(model, type) or not issubclass(model, BaseModel):
+        raise TypeError(f"register() takes a pydantic BaseModel subclass, not {_describe(model)}")
+    name = info.name if namespace is None else namespace
+    if not isinstance(name, str) or not _NAMESPACE.match(name):
+        how = "pass namespace='...'" if namespace is None else "use letters, digits, '_' and '-'"
+        raise ValueError(f"config namespace {name!r} is not a plain name ({how}; no dots)")
+    if rules_data_file(f"{name}.yaml").is_file():
+        raise ValueError(
+            f"config namespace {name!r} is the name of rigcheck's rule file specs/rules/{name}.yaml (thresholds "
+            f"{name}.SECTION.KEY); choose another with register(Model, namespace=...)"
+        )
+    try:
+        default = model()
+    except ValidationError as exc:
+        missing = [".".join(str(part) for part in error["loc"]) for error in exc.errors()]
+        raise ValueError(
+            f"config model {model.__name__} needs a default for every field (a project that does not configure "
+            f"the plugin runs it with {model.__name__}()); without one: {', '.join(missing)}"
+        ) from None
+    return ConfigSchema(model, name, info, default)
+
+
+def _describe(value: Any) -> str:
+    try:
+        return f"{type(value).__name__} {repr(value)[:60]}"
+    except Exception:  # a hostile __repr__
+        return type(value).__name__
+
+
+def _validation_message(plugin: Any, name: str, version: str, exc: pluggy.PluginValidationError) -> str:
+    """pluggy's several-line complaint about a hook implementation, as one line naming plugin and hook."""
+    text = str(exc)
+    hook = re.search(r"for hook '([^']+)'", text)
+    hook_name = hook.group(1) if hook else "?"
+    spec = getattr(hookspecs, hook_name, None)
+    if spec is not None:
+        import inspect
+
+        impl = getattr(plugin, hook_name, None)
+        expected = list(inspect.signature(spec).parameters)
+        try:
+            given = [arg for arg in inspect.signature(impl).parameters if arg != "self"] if impl else []
+        except (TypeError, ValueError):
+            given = []
+        unknown = [arg for arg in given if arg not in expected]
+        if unknown:
+            return (
+                f"plugin {name!r} ({version}): its {hook_name}() takes {', '.join(repr(a) for a in unknown)}, "
+                f"which the hook does not pass (rigcheck passes: {', '.join(expected)}; plugin API "
+                f"{_plugin_api()})"
+            )
+    return f"plugin {name!r} ({version}): hook {hook_name}: {' '.join(text.split())}"
+
+
+def _plugin_api() -> str:
+    from rigcheck._version import __plugin_api__
+
+    return __plugin_api__
+
+
+def normalise_name(name: str) -> str:
     """Distribution-name normalisation (PEP 503): case, ``-``, ``_`` and ``.`` do not matter."""
     return re.sub(r"[-_.]+", "-", name).lower()
+
+
+_normalise = normalise_name
+
+
+def installed_plugin_names() -> list[str]:
+    """Entry-point and distribution names of the installed ``rigcheck`` plugins, from package metadata
+    (nothing is imported)."""
+    from importlib.metadata import entry_points
+
+    names = []
+    for entry_point in entry_points(group=ENTRY_POINT_GROUP):
+        names.append(entry_point.name)
+        dist = getattr(entry_point, "dist", None)
+        if dist is not None:
+            names.append(dist.name)
+    return names
 
 
 def _module_location(module: str) -> str | None:

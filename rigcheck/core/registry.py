@@ -64,13 +64,29 @@ class FormatEntry:
 
 
 @dataclass(frozen=True)
+class ConfigSchema:
+    """A plugin's config model (``rigcheck_config_schema``), the namespace of its section of the project
+    config, and the instance its checkers get when the project does not configure it."""
+
+    model: type[Any]
+    namespace: str
+    plugin: PluginInfo
+    default: Any
+
+
+@dataclass(frozen=True)
 class PluginFault:
-    """A plugin that could not be loaded or whose registration failed."""
+    """A plugin that could not be loaded or whose registration failed.
+
+    ``effect`` says what the fault cost (``"its checkers did not run"``); the report's finding says it,
+    so a bad catalog entry does not claim that checkers which ran did not.
+    """
 
     plugin: str
     version: str
     stage: str
     message: str
+    effect: str = ""
 
 
 @dataclass
@@ -81,6 +97,8 @@ class Registry:
     formats: dict[str, FormatEntry] = field(default_factory=dict)
     evidence_parsers: list[tuple[Any, PluginInfo]] = field(default_factory=list)
     catalog_entries: list[tuple[Any, PluginInfo, bool]] = field(default_factory=list)
+    #: Plugin name -> its config model (``rigcheck_config_schema``).
+    config_schemas: dict[str, ConfigSchema] = field(default_factory=dict)
     faults: list[PluginFault] = field(default_factory=list)
 
     def rule(self, code: str) -> RuleEntry | None:

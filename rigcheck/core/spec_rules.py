@@ -71,6 +71,30 @@ OCTAL_LOOKING_NUMBER = Rule(
     ),
 )
 
+DECIMAL_MEMORY_SIZE = Rule(
+    code=codes.DECIMAL_MEMORY_SIZE,
+    name="decimal-gigabytes-for-memory",
+    summary="A memory size in a GiB field is written in decimal units ('64GB'), which reads 7% smaller",
+    severity=Severity.WARN,
+    docs=RuleDocs(
+        what="Finds a memory field measured in GiB (`memory_gib`, a GPU's `memory_gib`) whose value is written "
+        "with a decimal byte unit: `64GB`, `512 MB`, `1TB`. Reported only where found.",
+        why="Units convert exactly: `GB` is 10^9 bytes, so `memory_gib: 64GB` is 59.6 GiB. Memory is sold in "
+        "binary sizes under decimal names (a '64 GB' DIMM kit or a '24 GB' GPU holds 64 or 24 GiB; JEDEC "
+        "100B.01 keeps the binary meaning for memory), so the rig is checked with 7% less RAM or VRAM than "
+        "it has, and a near miss becomes a false failure.",
+        example="```yaml\nmemory_gib: 64GB   # SPEC006: read as 59.6 GiB\n```",
+        fix="Write the number alone (`memory_gib: 64`) or with a binary unit (`'64 GiB'`); keep the decimal "
+        "unit only when it is what you mean.",
+        references=(
+            "JEDEC JESD100B.01, Terms, Definitions, and Letter Symbols for Microcomputers, Microprocessors, "
+            "and Memory Integrated Circuits (kilo/mega/giga as powers of 2 for memory), "
+            "https://www.jedec.org/standards-documents/docs/jesd-100b01",
+            "IEC 80000-13 binary prefixes, https://www.iso.org/standard/87648.html",
+        ),
+    ),
+)
+
 UNSAFE_TAG = Rule(
     code=codes.UNSAFE_TAG,
     name="unsafe-yaml-tag",
@@ -202,6 +226,7 @@ SPEC_RULES = (
     DUPLICATE_KEY,
     YAML11_BOOLEAN,
     OCTAL_LOOKING_NUMBER,
+    DECIMAL_MEMORY_SIZE,
     UNSAFE_TAG,
     ALIAS_BOMB,
     INVALID_VALUE,

@@ -101,18 +101,54 @@ def _json_schema_problems(document: Any) -> list[Problem]:
     validator = jsonschema.Draft202012Validator(schema(document.kind.lower()))
     problems = []
     for error in validator.iter_errors(document.yaml.data):
-        location = document.locate(document.pointer(*error.absolute_path))
+        leaf = jsonschema.exceptions.best_match([error])
+        pointer = document.pointer(*leaf.absolute_path)
+        mark = document.yaml.source_map.value_mark(pointer)  # at the value, as the loader's errors are
+        location = document.locate(pointer)
         problems.append(
             Problem(
                 document.path,
-                f"does not match the published JSON Schema: {error.message}",
-                location.line or 1,
-                location.column or 1,
+                f"does not match the published JSON Schema: {schema_error_message(leaf)}",
+                mark.line if mark else location.line or 1,
+                mark.column if mark else location.column or 1,
                 location.pointer or "/",
                 spec_codes.INVALID_VALUE,
             )
         )
     return problems
+
+
+def schema_error_message(error: Any) -> str:
+    """What a JSON Schema error says, as the loader would say it: a choice lists its choices and the nearest
+    one, an enumeration its values; ``error`` is the most relevant leaf (``best_match``) of an ``anyOf``."""
+    from rigcheck.core.fields import did_you_mean
+
+    choice = _choice_of(error)
+    if choice is not None:
+        return choice.refusal(error.instance)
+    if error.validator == "enum" and isinstance(error.validator_value, list):
+        options = [repr(option) for option in error.validator_value]
+        listed = options[0] if len(options) == 1 else ", ".join(options[:-1]) + " or " + options[-1]
+        names = [str(option) for option in error.validator_value]
+        return f"{error.instance!r} is not one of {listed}{did_you_mean(str(error.instance), names)}"
+    return str(error.message)
+
+
+def _choice_of(error: Any) -> Any:
+    """The :class:`~rigcheck.core.fields.Choice` whose schema refused ``error``'s value, if one did: its own
+    ``pattern``, or the ``anyOf`` around it (a choice that also takes numbers, an optional one)."""
+    from rigcheck.core.fields import Choice
+
+    current = error
+    while current is not None and list(current.absolute_path) == list(error.absolute_path):
+        schema = current.schema if isinstance(current.schema, dict) else {}
+        branches = [schema, *[b for b in schema.get("anyOf", ()) if isinstance(b, dict)]]
+        for branch in branches:
+            pattern = branch.get("pattern")
+            if isinstance(pattern, str) and pattern in Choice.by_pattern:
+                return Choice.by_pattern[pattern]
+        current = current.parent
+    return None
 
 
 def render_validation(results: list[ValidationResult], fmt: str, *, color: bool = False) -> str:

@@ -102,8 +102,74 @@ def test_catalog_entry_feeds_rigcheck_checkers(rigcheck_run) -> None:  # type: i
 
 
 def test_without_the_plugin_the_gpu_is_unknown() -> None:
-    from rigcheck.core.errors import SpecError
+    from rigcheck import SpecError
     from rigcheck.testing import run
 
     with pytest.raises(SpecError, match="RTX 5060 Ti"):
         run({"nodes": [{"gpus": {"model": "RTX 5060 Ti"}}]})
+
+
+@pytest.mark.parametrize("value", ["four", "2.5", "0", "-1", ""])
+def test_a_bad_nodes_per_rack_label_is_a_finding_at_the_label(rigcheck_run, value: str) -> None:  # type: ignore[no-untyped-def]
+    """int(label) used to crash the checker (ENGINE001); now RACK002 fails at the label and RACK001 is skipped."""
+    text = (
+        "apiVersion: rigcheck/v1\nkind: Rig\nname: r\nsite: {rack_power_limit_kw: 20}\nnodes:\n"
+        "  - name: dgx\n    count: 4\n    max_power_w: 10200\n    gpus: {model: H100 SXM, count: 8}\n"
+        f"    labels:\n      nodes-per-rack: '{value}'\n"
+    )
+    result = rigcheck_run(text, plugins=[rigcheck_site_policy], select=["RACK", "ENGINE"])
+    bad = result.one("RACK002", "fail", line=11, pointer="/nodes/0/labels/nodes-per-rack")
+    assert repr(value) in bad.message and bad.fix.startswith(
+        "write the number of nodes in one rack as digits"
+    )
+    result.one("RACK001", "skip", message="nodes per rack unknown")
+    result.assert_no("ENGINE001")
+
+
+def test_the_snake_case_label_is_read_too(rigcheck_run) -> None:  # type: ignore[no-untyped-def]
+    rig = rack(40.7)
+    rig["nodes"][0]["labels"] = {"nodes_per_rack": "4"}
+    result = rigcheck_run(rig, plugins=[rigcheck_site_policy], select=["RACK"])
+    finding = result.one("RACK001", "fail")
+    assert finding.evidence["nodes_per_rack_from"] == "label nodes_per_rack"
+    bad = rack(20)
+    bad["nodes"][0]["labels"] = {"nodes_per_rack": "x"}
+    rigcheck_run(bad, plugins=[rigcheck_site_policy], select=["RACK"]).one(
+        "RACK002", "fail", pointer="/nodes/0/labels/nodes_per_rack"
+    )
+
+
+def test_settings_from_the_project_config(rigcheck_run) -> None:  # type: ignore[no-untyped-def]
+    """warn_fraction 0.95: 40.8 kW against 42.8 kW (95.3%) warns; at 0.96 it passes; rack_units: 47 U / 4 U."""
+    config = {"plugins-config": {"site_policy": {"warn_fraction": 0.95}}}
+    result = rigcheck_run(rack(42.8), plugins=[rigcheck_site_policy], select=["RACK"], config=config)
+    result.one("RACK001", "warn", message="(over 95%)")
+    config = {"plugins-config": {"site_policy": {"warn_fraction": 0.96}}}
+    rigcheck_run(rack(42.8), plugins=[rigcheck_site_policy], select=["RACK"], config=config).one(
+        "RACK001", "pass"
+    )
+    rig = {
+        "site": {"rack_power_limit_kw": 100},
+        "nodes": [
+            {"count": 20, "max_power_w": 1000, "chassis": {"form_factor": "rackmount", "rack_units": 4}}
+        ],
+    }
+    result = rigcheck_run(
+        rig,
+        plugins=[rigcheck_site_policy],
+        select=["RACK"],
+        config={"thresholds": {"site_policy.rack_units": 47}},
+    )
+    assert result.one("RACK001", "pass").evidence["nodes_per_rack"] == 11
+
+
+def test_a_bad_setting_is_a_config_error_at_its_line() -> None:
+    from rigcheck import SpecError
+    from rigcheck.testing import run
+
+    config = "plugins-config:\n  site_policy:\n    warn_fraction: 1.5\n"
+    with pytest.raises(SpecError) as excinfo:
+        run(rack(20), plugins=[rigcheck_site_policy], config=config)
+    [problem] = excinfo.value.problems
+    assert (problem.line, problem.pointer) == (3, "/plugins-config/site_policy/warn_fraction")
+    assert "less than or equal to 1" in problem.message

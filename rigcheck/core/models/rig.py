@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import BeforeValidator, Field, model_validator
 
 from rigcheck.core.fields import (
-    MAX_NAME,
     ApiVersion,
     Choice,
     Count,
@@ -23,6 +22,7 @@ from rigcheck.core.fields import (
     StringMap,
     VersionString,
     Whole,
+    spec_name_field,
 )
 
 # Upper bounds no real rig reaches (issue 15): they keep every number finite downstream. A rate that
@@ -133,10 +133,19 @@ class Site(SpecModel):
         return self
 
 
+def _gpu_name(value: object) -> object:
+    """Refuse ``model: 4090`` (YAML reads a number) saying so, with the names it is part of, quoted."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        from rigcheck.core.catalog import number_as_gpu_name
+
+        raise ValueError(number_as_gpu_name(value))
+    return value
+
+
 class GpuGroup(SpecModel):
     """Identical GPUs in a node. Catalog facts come from ``model``; fields here override them."""
 
-    model: str = Field(
+    model: Annotated[str, BeforeValidator(_gpu_name)] = Field(
         description="Catalog name, id or alias: 'RTX 3090', 'H100 SXM', 'NVIDIA A100-SXM4-80GB'."
     )
     count: PerNode = 1
@@ -144,7 +153,10 @@ class GpuGroup(SpecModel):
     length_mm: Millimetres | None = Field(
         None, description="Card length (the catalog has the reference card's)."
     )
-    height_mm: Millimetres | None = None
+    height_mm: Millimetres | None = Field(
+        None,
+        description="Card height with the power plug, mm (checked against chassis.gpu_height_clearance_mm).",
+    )
     slots: Annotated[float, Number(gt=0, le=8)] | None = Field(
         None, description="Expansion slots one card occupies."
     )
@@ -218,7 +230,7 @@ class Pcie(SpecModel):
 class Cpu(SpecModel):
     """The host CPUs of a node."""
 
-    model: str | None = None
+    model: str | None = Field(None, description="CPU model, as the vendor names it: 'AMD Ryzen 9 5900X'.")
     sockets: PerNode = 1
     cores: Annotated[int, Whole(le=1_000_000)] | None = Field(
         None, description="Physical cores in total, across all sockets."
@@ -237,7 +249,9 @@ class Cpu(SpecModel):
         "(PWR002 counts it in a spike; default tdp_w).",
     )
     pcie_lanes: Annotated[int, Whole(le=100_000)] | None = Field(None, description="CPU PCIe lanes in total.")
-    vendor: Annotated[str, Choice("intel", "amd", "arm", "apple", "nvidia")] | None = None
+    vendor: Annotated[str, Choice("intel", "amd", "arm", "apple", "nvidia")] | None = Field(
+        None, description="CPU vendor."
+    )
 
 
 StorageKind = Annotated[
@@ -268,25 +282,33 @@ StorageKind = Annotated[
 class StorageDevice(SpecModel):
     """A local drive, a network file system or a cloud volume."""
 
-    name: str | None = None
-    kind: StorageKind
+    name: str | None = Field(
+        None, description="Name that data.storage and run.checkpoint.storage of a workload refer to."
+    )
+    kind: StorageKind = Field(
+        description="nvme, sata-ssd, sas-ssd, hdd, network-fs, cloud-volume, object-store or ramdisk."
+    )
     interface: str | None = Field(None, description="pcie4, pcie5, sata3, sas12, ... ")
     protocol: str | None = Field(None, description="For network file systems: nfs, lustre, gpfs, weka, ...")
     volume_type: str | None = Field(
         None, description="Cloud volume type: gp3, gp2, io2, pd-ssd, pd-balanced, premium-ssd-v2, ..."
     )
     count: Count = 1
-    raid: Annotated[str, Choice("none", "raid0", "raid1", "raid5", "raid6", "raid10", "jbod")] | None = None
+    raid: Annotated[str, Choice("none", "raid0", "raid1", "raid5", "raid6", "raid10", "jbod")] | None = Field(
+        None, description="RAID level across the count devices."
+    )
     capacity_gb: GB | None = Field(None, description="Capacity of one device, GB.")
     free_gb: GB | None = Field(None, description="Space free for data and checkpoints, GB.")
     read_mb_s: MBps | None = Field(None, description="Sequential read of one device, MB/s.")
     write_mb_s: MBps | None = Field(None, description="Sequential write of one device, MB/s.")
     random_read_iops: Iops | None = Field(None, description="4 KiB random-read IOPS of one device.")
-    random_write_iops: Iops | None = None
+    random_write_iops: Iops | None = Field(None, description="4 KiB random-write IOPS of one device.")
     provisioned_iops: Iops | None = Field(None, description="Cloud volumes: provisioned IOPS.")
     provisioned_mb_s: MBps | None = Field(None, description="Cloud volumes: provisioned throughput, MB/s.")
-    mount: str | None = None
-    roles: list[Annotated[str, Choice("os", "data", "checkpoints", "scratch", "home")]] | None = None
+    mount: str | None = Field(None, description="Mount point: '/data'.")
+    roles: list[Annotated[str, Choice("os", "data", "checkpoints", "scratch", "home")]] | None = Field(
+        None, description="What it holds: os, data, checkpoints, scratch, home."
+    )
 
 
 class Psu(SpecModel):
@@ -320,7 +342,7 @@ class Psu(SpecModel):
             ),
         ]
         | None
-    ) = None
+    ) = Field(None, description="80 PLUS rating: 80plus-gold (or gold), ...")
     efficiency_pct: Annotated[float, Number(gt=50, le=100)] | None = Field(
         None, description="Measured efficiency at the load, %."
     )
@@ -354,14 +376,23 @@ class Chassis(SpecModel):
                 "workstation",
                 "laptop",
                 "mini-pc",
-                aliases={"rack": "rackmount", "sff": "small-form-factor", "tower": "mid-tower"},
+                "cloud",
+                aliases={
+                    "rack": "rackmount",
+                    "sff": "small-form-factor",
+                    "tower": "mid-tower",
+                    "cloud-instance": "cloud",
+                    "vm": "cloud",
+                },
                 description="workstation: an OEM workstation (Lenovo ThinkStation, Dell Precision, HP Z) whose "
-                "vendor sizes its power; towers built from retail parts are mid-tower or full-tower.",
+                "vendor sizes its power; towers built from retail parts are mid-tower or full-tower. cloud: a "
+                "rented instance (as is `instance:`): the rules on power supplies, circuits, the case, slots "
+                "and cables are not checked.",
             ),
         ]
         | None
     ) = None
-    rack_units: Annotated[int, Whole(le=60)] | None = None
+    rack_units: Annotated[int, Whole(le=60)] | None = Field(None, description="Height in rack units (U).")
     gpu_clearance_mm: Millimetres | None = Field(None, description="Longest card that fits, mm.")
     gpu_max_length_mm: Millimetres | None = Field(
         None,
@@ -371,8 +402,13 @@ class Chassis(SpecModel):
     gpu_height_clearance_mm: Millimetres | None = Field(
         None, description="Tallest card (with plug) that fits, mm."
     )
-    expansion_slots: Annotated[int, Whole(le=20)] | None = None
-    airflow: Annotated[str, Choice("desktop", "server-ducted", "open-air", "liquid")] | None = None
+    expansion_slots: Annotated[int, Whole(le=20)] | None = Field(
+        None, description="Expansion slots of the case."
+    )
+    airflow: Annotated[str, Choice("desktop", "server-ducted", "open-air", "liquid")] | None = Field(
+        None,
+        description="How the case moves air: desktop case fans, server-ducted, open-air frame or liquid.",
+    )
 
 
 NetworkKind = Annotated[
@@ -393,7 +429,7 @@ NetworkKind = Annotated[
 class NetworkLink(SpecModel):
     """Network adapters of one kind in a node."""
 
-    kind: NetworkKind
+    kind: NetworkKind = Field(description="ethernet, infiniband, roce, efa, omni-path, slingshot or tcp.")
     rate: Annotated[str, Choice("sdr", "ddr", "qdr", "fdr", "edr", "hdr", "ndr", "xdr")] | None = Field(
         None, description="InfiniBand rate name."
     )
@@ -402,17 +438,24 @@ class NetworkLink(SpecModel):
     interface: str | None = Field(
         None, description="Interface or HCA names, comma-separated: 'mlx5_0,mlx5_1'."
     )
-    gpudirect_rdma: bool | None = None
-    role: Annotated[str, Choice("compute", "storage", "management", "frontend", "any")] | None = None
-    subnet: str | None = None
+    gpudirect_rdma: bool | None = Field(
+        None, description="Whether GPUDirect RDMA works on this link (the NIC reads GPU memory directly)."
+    )
+    role: Annotated[str, Choice("compute", "storage", "management", "frontend", "any")] | None = Field(
+        None,
+        description="What the link carries: compute (the collectives), storage, management, frontend or any.",
+    )
+    subnet: str | None = Field(None, description="IP subnet of the link: '10.0.0.0/24'.")
 
 
 class Software(SpecModel):
     """The software stack of a node."""
 
-    os: Annotated[str, Choice("linux", "windows", "wsl", "macos")] | None = None
+    os: Annotated[str, Choice("linux", "windows", "wsl", "macos")] | None = Field(
+        None, description="Operating system."
+    )
     distro: str | None = Field(None, description="ubuntu-22.04, rhel-9, ...")
-    kernel: VersionString | None = None
+    kernel: VersionString | None = Field(None, description="Linux kernel version, as uname -r prints it.")
     driver: VersionString | None = Field(None, description="NVIDIA driver version: '535.104.05'.")
     cuda_toolkit: VersionString | None = Field(None, description="Host CUDA toolkit, as nvcc -V reports it.")
     cuda_runtime: VersionString | None = Field(
@@ -430,12 +473,14 @@ class Software(SpecModel):
         description="How GPUDirect RDMA reaches the NIC: nvidia-peermem (in the driver from R470), Mellanox's "
         "separate nv_peer_mem module (before R470), Linux DMA-BUF, or none.",
     )
-    nccl: VersionString | None = None
-    rocm: VersionString | None = None
+    nccl: VersionString | None = Field(None, description="NCCL version.")
+    rocm: VersionString | None = Field(None, description="ROCm version (AMD GPUs).")
     env: StringMap | None = Field(None, description="Environment variables of the training processes.")
 
 
 class Firewall(SpecModel):
+    """Ports open between the nodes of the rig."""
+
     open_tcp_ports: list[str | Port] | None = Field(
         None, description="Ports and ranges: 29500, '50000-51000'."
     )
@@ -444,10 +489,11 @@ class Firewall(SpecModel):
 class NodeGroup(SpecModel):
     """``count`` identical nodes."""
 
-    name: str | None = None
+    name: str | None = Field(None, description="Name of the node group, used in findings.")
     instance: str | None = Field(
         None,
-        description="A cloud instance type ('aws g5.xlarge'): its GPUs come as they are, so fixes never add GPUs.",
+        description="A cloud instance type ('aws g5.xlarge'): its GPUs come as they are, so fixes never add GPUs, "
+        "and the rules on how a machine is built (PSUs, wall circuit, case, slots, cables) are not checked.",
     )
     count: Count = 1
     spares: Annotated[int, Whole(ge=0, le=1_000_000)] | None = Field(
@@ -471,8 +517,8 @@ class NodeGroup(SpecModel):
     network: list[NetworkLink] | None = None
     software: Software | None = None
     firewall: Firewall | None = None
-    hostnames: list[str] | None = None
-    labels: StringMap | None = None
+    hostnames: list[str] | None = Field(None, description="Host names of the nodes in this group.")
+    labels: StringMap | None = Field(None, description="Free-form labels (name: text).")
 
 
 #: What NVML reports, bounded like the spec fields: MiB up to 1 PiB, watts, and small counts (PCIe
@@ -485,49 +531,61 @@ ProbedSmall = Annotated[int, Whole(ge=0, le=1024)]
 class ProbedGpu(SpecModel):
     """One GPU as ``rigcheck probe`` read it through NVML (and torch)."""
 
-    index: Annotated[int, Whole(ge=0, le=1_000_000)]
-    name: str
-    uuid: str | None = None
-    serial: str | None = None
-    vbios: str | None = None
-    bus_id: str | None = None
-    memory_mib: ProbedMiB | None = None
-    compute_capability: str | None = None
-    ecc_current: bool | None = None
-    ecc_pending: bool | None = None
-    power_limit_w: ProbedWatts | None = None
-    power_default_w: ProbedWatts | None = None
-    power_min_w: ProbedWatts | None = None
-    power_max_w: ProbedWatts | None = None
-    pcie_gen_current: ProbedSmall | None = None
-    pcie_gen_max: ProbedSmall | None = None
-    pcie_gen_device_max: ProbedSmall | None = None
-    pcie_gen_host_max: ProbedSmall | None = None
-    pcie_width_current: ProbedSmall | None = None
-    pcie_width_max: ProbedSmall | None = None
-    pcie_replay_counter: Annotated[int, Whole(ge=0, le=2**64)] | None = None
-    nvlinks_active: ProbedSmall | None = None
-    nvlinks_total: ProbedSmall | None = None
+    index: Annotated[int, Whole(ge=0, le=1_000_000)] = Field(description="NVML device index.")
+    name: str = Field(description="Name as NVML reports it.")
+    uuid: str | None = Field(None, description="GPU UUID.")
+    serial: str | None = Field(None, description="Board serial number.")
+    vbios: str | None = Field(None, description="VBIOS version.")
+    bus_id: str | None = Field(None, description="PCI bus id.")
+    memory_mib: ProbedMiB | None = Field(None, description="Total memory, MiB.")
+    compute_capability: str | None = Field(None, description="CUDA compute capability: '8.6'.")
+    ecc_current: bool | None = Field(None, description="ECC mode now.")
+    ecc_pending: bool | None = Field(None, description="ECC mode after the next reboot.")
+    power_limit_w: ProbedWatts | None = Field(None, description="Power limit now, W.")
+    power_default_w: ProbedWatts | None = Field(None, description="Default power limit, W.")
+    power_min_w: ProbedWatts | None = Field(None, description="Lowest power limit that can be set, W.")
+    power_max_w: ProbedWatts | None = Field(None, description="Highest power limit that can be set, W.")
+    pcie_gen_current: ProbedSmall | None = Field(
+        None, description="PCIe generation the link runs at now (lower when idle)."
+    )
+    pcie_gen_max: ProbedSmall | None = Field(None, description="Highest PCIe generation of the link.")
+    pcie_gen_device_max: ProbedSmall | None = Field(
+        None, description="Highest PCIe generation the GPU supports."
+    )
+    pcie_gen_host_max: ProbedSmall | None = Field(
+        None, description="Highest PCIe generation the slot supports."
+    )
+    pcie_width_current: ProbedSmall | None = Field(None, description="PCIe lanes in use now.")
+    pcie_width_max: ProbedSmall | None = Field(None, description="Most PCIe lanes of the link.")
+    pcie_replay_counter: Annotated[int, Whole(ge=0, le=2**64)] | None = Field(
+        None, description="PCIe replays (link errors retried) since boot."
+    )
+    nvlinks_active: ProbedSmall | None = Field(None, description="NVLinks up.")
+    nvlinks_total: ProbedSmall | None = Field(None, description="NVLinks the GPU has.")
     processes: Annotated[int, Whole(ge=0, le=1_000_000)] | None = Field(
         None, description="Processes holding memory on the GPU when probed."
     )
-    memory_used_mib: ProbedMiB | None = None
+    memory_used_mib: ProbedMiB | None = Field(None, description="Memory in use when probed, MiB.")
 
 
 class ProbeInfo(SpecModel):
     """What ``rigcheck probe`` saw and with which tools; the node spec above is derived from it."""
 
     probed_at: str = Field(description="ISO 8601, UTC.")
-    hostname: str | None = None
-    rigcheck_version: str | None = None
-    nvml_version: str | None = None
-    driver_version: str | None = None
+    hostname: str | None = Field(None, description="Host name of the probed machine.")
+    rigcheck_version: str | None = Field(None, description="rigcheck version that probed.")
+    nvml_version: str | None = Field(None, description="NVML version.")
+    driver_version: str | None = Field(None, description="NVIDIA driver version.")
     cuda_driver_version: str | None = Field(
         None, description="The driver's CUDA, as nvidia-smi's 'CUDA Version'."
     )
-    torch_version: str | None = None
-    torch_cuda: str | None = None
-    torch_arch_list: list[str] | None = None
+    torch_version: str | None = Field(None, description="torch.__version__, where torch was importable.")
+    torch_cuda: str | None = Field(
+        None, description="torch.version.cuda: the CUDA the torch wheel was built with."
+    )
+    torch_arch_list: list[str] | None = Field(
+        None, description="torch.cuda.get_arch_list(): the GPU architectures the wheel was built for."
+    )
     gpus: list[ProbedGpu] = Field(default_factory=list)
     topology: dict[str, dict[str, str]] | None = Field(
         None,
@@ -536,19 +594,22 @@ class ProbeInfo(SpecModel):
     not_supported: list[str] = Field(
         default_factory=list, description="NVML calls the device or driver does not support."
     )
-    notes: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(
+        description="What the probe noted while reading (a tool missing, a value unreadable).",
+        default_factory=list,
+    )
 
 
 class Rig(SpecModel):
     """A machine, or a cluster of node groups."""
 
-    api_version: ApiVersion = Field(alias="apiVersion")
-    kind: Literal["Rig"]
-    name: str = Field(min_length=1, max_length=MAX_NAME, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-    description: str | None = None
+    api_version: ApiVersion = Field(description="Always rigcheck/v1.", alias="apiVersion")
+    kind: Literal["Rig"] = Field(description="Rig.")
+    name: str = spec_name_field("rig")
+    description: str | None = Field(None, description="Free text about the rig.")
     site: Site | None = None
     nodes: list[NodeGroup] = Field(min_length=1)
-    labels: StringMap | None = None
+    labels: StringMap | None = Field(None, description="Free-form labels (name: text).")
     probed_at: str | None = Field(None, description="When rigcheck probe wrote this spec (ISO 8601).")
     probe: ProbeInfo | None = Field(None, description="What rigcheck probe read from the machine (one node).")
 

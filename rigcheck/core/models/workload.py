@@ -11,7 +11,6 @@ from typing import Annotated, Literal
 from pydantic import BeforeValidator, Field, WithJsonSchema
 
 from rigcheck.core.fields import (
-    MAX_NAME,
     ApiVersion,
     Choice,
     Number,
@@ -20,6 +19,8 @@ from rigcheck.core.fields import (
     SpecModel,
     StringMap,
     Whole,
+    choice_pattern,
+    spec_name_field,
 )
 
 # Upper bounds no real workload reaches (issue 15): they keep every number finite downstream.
@@ -175,6 +176,18 @@ Attention = Annotated[
 ]
 
 
+#: What ``activation_checkpointing:`` takes as text (any case, white space around), and what it means.
+_CHECKPOINTING = {
+    "full": "full",
+    "true": "full",
+    "selective": "selective",
+    "none": "none",
+    "false": "none",
+    "off": "none",
+    "on": "full",
+}
+
+
 def _checkpointing(value: object) -> object:
     if value is True:
         return "full"
@@ -182,17 +195,8 @@ def _checkpointing(value: object) -> object:
         return "none"
     if isinstance(value, str):
         lowered = value.strip().lower()
-        mapping = {
-            "full": "full",
-            "true": "full",
-            "selective": "selective",
-            "none": "none",
-            "false": "none",
-            "off": "none",
-            "on": "full",
-        }
-        if lowered in mapping:
-            return mapping[lowered]
+        if lowered in _CHECKPOINTING:
+            return _CHECKPOINTING[lowered]
     raise ValueError(f"{value!r} is not one of true (full), false or 'selective'")
 
 
@@ -201,7 +205,11 @@ ActivationCheckpointing = Annotated[
     BeforeValidator(_checkpointing),
     WithJsonSchema(
         {
-            "anyOf": [{"type": "boolean"}, {"enum": ["none", "full", "selective"]}],
+            "anyOf": [
+                {"type": ["boolean", "null"]},
+                {"type": "string", "pattern": choice_pattern(_CHECKPOINTING)},
+            ],
+            "examples": [False, True, "selective"],
             "description": "false, true (= full) or selective.",
         }
     ),
@@ -211,42 +219,52 @@ ActivationCheckpointing = Annotated[
 class Moe(SpecModel):
     """Mixture-of-experts layers."""
 
-    experts: Annotated[int, Whole(ge=2, le=MAX_EXPERTS)]
-    top_k: Annotated[int, Whole(le=MAX_EXPERTS)]
+    experts: Annotated[int, Whole(ge=2, le=MAX_EXPERTS)] = Field(description="Experts in each MoE layer.")
+    top_k: Annotated[int, Whole(le=MAX_EXPERTS)] = Field(description="Experts each token is routed to.")
     expert_ffn: Annotated[int, Whole(le=MAX_WIDTH)] | None = Field(
         None, description="FFN width of one expert (default: model.ffn)."
     )
-    shared_experts: Annotated[int, Whole(ge=0, le=MAX_EXPERTS)] = 0
+    shared_experts: Annotated[int, Whole(ge=0, le=MAX_EXPERTS)] = Field(
+        0, description="Experts every token goes through (DeepSeek's shared experts)."
+    )
 
 
 class ModelSpec(SpecModel):
     """The model: a preset, explicit architecture numbers, or a Hugging Face config.json on disk."""
 
     preset: str | None = Field(None, description="A preset name: llama-3-8b, gpt2-124m, qwen-1.8b, ...")
-    name: str | None = None
+    name: str | None = Field(None, description="A name for the model.")
     hf_config: str | None = Field(
         None, description="Path to a Hugging Face config.json (read without transformers)."
     )
     params_b: Annotated[float, Number(gt=0, le=1e6)] | None = Field(None, description="Parameters, billions.")
-    layers: Annotated[int, Whole(le=MAX_LAYERS)] | None = None
-    hidden: Annotated[int, Whole(le=MAX_WIDTH)] | None = None
-    heads: Annotated[int, Whole(le=MAX_HEADS)] | None = None
+    layers: Annotated[int, Whole(le=MAX_LAYERS)] | None = Field(None, description="Transformer layers.")
+    hidden: Annotated[int, Whole(le=MAX_WIDTH)] | None = Field(None, description="Hidden size (d_model).")
+    heads: Annotated[int, Whole(le=MAX_HEADS)] | None = Field(None, description="Attention heads.")
     kv_heads: Annotated[int, Whole(le=MAX_HEADS)] | None = Field(
         None, description="Key/value heads (grouped-query attention)."
     )
-    head_dim: Annotated[int, Whole(le=MAX_WIDTH)] | None = None
+    head_dim: Annotated[int, Whole(le=MAX_WIDTH)] | None = Field(
+        None, description="Width of one attention head (default hidden / heads)."
+    )
     ffn: Annotated[int, Whole(le=MAX_WIDTH)] | None = Field(None, description="MLP intermediate size.")
-    vocab: Annotated[int, Whole(le=MAX_WIDTH)] | None = None
-    max_position: Tokens | None = None
+    vocab: Annotated[int, Whole(le=MAX_WIDTH)] | None = Field(None, description="Vocabulary size.")
+    max_position: Tokens | None = Field(
+        None, description="Longest sequence the model takes (max_position_embeddings)."
+    )
     mlp: (
         Annotated[
             str, Choice("swiglu", "geglu", "gelu", "relu", aliases={"silu": "swiglu", "gated-silu": "swiglu"})
         ]
         | None
-    ) = None
-    tied_embeddings: bool | None = None
+    ) = Field(None, description="MLP kind: swiglu and geglu (gated, three matrices), gelu or relu (two).")
+    tied_embeddings: bool | None = Field(
+        None, description="The output head shares the input embedding's weights."
+    )
     moe: Moe | None = None
-    architecture: Annotated[str, Choice("decoder", "encoder", "encoder-decoder")] | None = None
+    architecture: Annotated[str, Choice("decoder", "encoder", "encoder-decoder")] | None = Field(
+        None, description="decoder (GPT, Llama), encoder (BERT) or encoder-decoder (T5)."
+    )
     family: (
         Annotated[
             str,
@@ -268,7 +286,9 @@ class ModelSpec(SpecModel):
         ]
         | None
     ) = None
-    norm: Annotated[str, Choice("rmsnorm", "layernorm")] | None = None
+    norm: Annotated[str, Choice("rmsnorm", "layernorm")] | None = Field(
+        None, description="Normalisation layers: rmsnorm or layernorm."
+    )
     head: (
         Annotated[
             str,
@@ -284,6 +304,8 @@ class ModelSpec(SpecModel):
 
 
 class Batch(SpecModel):
+    """Sequences per step: the micro-batch of each GPU, accumulation and length."""
+
     micro: Degree = Field(description="Micro-batch per GPU (sequences).")
     grad_accum: Degree = Field(1, description="Gradient accumulation steps.")
     seq_len: Tokens | None = Field(None, description="Tokens per sequence.")
@@ -299,8 +321,12 @@ class Parallelism(SpecModel):
     cp: Degree = Field(1, description="Context-parallel degree.")
     ep: Degree = Field(1, description="Expert-parallel degree.")
     zero: Literal[0, 1, 2, 3] = Field(0, description="DeepSpeed ZeRO stage.")
-    fsdp: Annotated[str, Choice("full_shard", "hybrid_shard", "shard_grad_op", "no_shard")] | None = None
-    offload: Annotated[str, Choice("none", "cpu", "nvme")] = "none"
+    fsdp: Annotated[str, Choice("full_shard", "hybrid_shard", "shard_grad_op", "no_shard")] | None = Field(
+        None, description="PyTorch FSDP sharding strategy."
+    )
+    offload: Annotated[str, Choice("none", "cpu", "nvme")] = Field(
+        "none", description="Where ZeRO or FSDP offloads the optimizer states: none, cpu or nvme."
+    )
     offload_params: bool = Field(
         False, description="Offload parameters too (ZeRO-3 / FSDP), not only optimizer states."
     )
@@ -311,13 +337,21 @@ class Parallelism(SpecModel):
 
 
 class Lora(SpecModel):
-    rank: Annotated[int, Whole(le=MAX_HEADS)]
-    alpha: Annotated[float, Number(ge=-1e6, le=1e6)] | None = None
-    dropout: Annotated[float, Number(ge=0, lt=1)] | None = None
+    """LoRA adapters (PEFT's LoraConfig)."""
+
+    rank: Annotated[int, Whole(le=MAX_HEADS)] = Field(description="Adapter rank r.")
+    alpha: Annotated[float, Number(ge=-1e6, le=1e6)] | None = Field(
+        None, description="Scaling alpha (PEFT lora_alpha)."
+    )
+    dropout: Annotated[float, Number(ge=0, lt=1)] | None = Field(
+        None, description="Adapter dropout (PEFT lora_dropout)."
+    )
     targets: list[str] | None = Field(
         None, description="Module names adapters attach to: q_proj, v_proj, ..."
     )
-    modules_to_save: list[str] | None = None
+    modules_to_save: list[str] | None = Field(
+        None, description="Modules trained in full beside the adapters (PEFT modules_to_save)."
+    )
     base_dtype: Annotated[str, Choice("bf16", "fp16", "fp32")] | None = Field(
         None,
         description="dtype of the frozen base weights (LoRA): 16-bit by default, fp32 where the model is loaded "
@@ -326,9 +360,17 @@ class Lora(SpecModel):
 
 
 class Qlora(SpecModel):
-    quant: Annotated[str, Choice("nf4", "fp4")] = "nf4"
-    double_quant: bool = True
-    compute_dtype: Annotated[str, Choice("bf16", "fp16", "fp32")] = "bf16"
+    """QLoRA's 4-bit frozen base (bitsandbytes' BitsAndBytesConfig)."""
+
+    quant: Annotated[str, Choice("nf4", "fp4")] = Field(
+        "nf4", description="4-bit type of the base weights (bnb_4bit_quant_type)."
+    )
+    double_quant: bool = Field(
+        True, description="The quantisation constants are quantised too (bnb_4bit_use_double_quant)."
+    )
+    compute_dtype: Annotated[str, Choice("bf16", "fp16", "fp32")] = Field(
+        "bf16", description="dtype the 4-bit weights are computed in (bnb_4bit_compute_dtype)."
+    )
     kbit_training: bool = Field(
         False,
         description="The base's 16-bit parameters (embeddings, norms, head) cast to fp32, as PEFT's "
@@ -337,6 +379,8 @@ class Qlora(SpecModel):
 
 
 class Data(SpecModel):
+    """The data set and how it is read."""
+
     samples: Annotated[float, Number(ge=0, le=1e15)] | None = Field(
         None, description="Training samples (or requests) in the data set."
     )
@@ -346,35 +390,50 @@ class Data(SpecModel):
     bytes_per_token: Annotated[float, Number(gt=0, le=1e6)] | None = Field(
         None, description="2 for uint16 token files, 4 for uint32."
     )
-    bytes_per_sample: Annotated[float, Quantity("bytes", "B", le=1e12)] | None = None
+    bytes_per_sample: Annotated[float, Quantity("bytes", "B", le=1e12)] | None = Field(
+        None, description="Bytes of one sample on disk."
+    )
     size_gb: Annotated[float, Quantity("bytes", "GB", le=1e9)] | None = Field(
         None, description="Size of the data set on disk, GB."
     )
-    access: Annotated[str, Choice("random", "sequential", "streaming")] | None = None
+    access: Annotated[str, Choice("random", "sequential", "streaming")] | None = Field(
+        None, description="How the data loader reads: random, sequential or streaming."
+    )
     num_workers: Annotated[int, Whole(ge=0, le=100_000)] | None = Field(
         None, description="Data-loader workers per GPU process."
     )
-    format: str | None = None
+    format: str | None = Field(None, description="File format: jsonl, parquet, arrow, ...")
     storage: str | None = Field(None, description="Name of the rig storage device the data is read from.")
-    epochs: Annotated[float, Number(gt=0, le=1e6)] | None = None
+    epochs: Annotated[float, Number(gt=0, le=1e6)] | None = Field(
+        None, description="Passes over the data set."
+    )
 
 
 class Checkpoint(SpecModel):
-    kind: Annotated[str, Choice("full", "weights-only", "sharded")] = "full"
+    """What a checkpoint writes, how many are kept, and where."""
+
+    kind: Annotated[str, Choice("full", "weights-only", "sharded")] = Field(
+        "full",
+        description="full (weights and optimizer states), weights-only, or sharded (each rank writes its shard).",
+    )
     keep: Annotated[int, Whole(le=1_000_000)] | None = Field(None, description="Checkpoints kept on disk.")
     storage: str | None = Field(
         None, description="Name of the rig storage device checkpoints are written to."
     )
-    asynchronous: bool | None = Field(None, alias="async")
+    asynchronous: bool | None = Field(
+        None, description="Checkpoints are written in the background while training goes on.", alias="async"
+    )
 
 
 class Run(SpecModel):
+    """How long the job runs, how it checkpoints, and how often it may be interrupted."""
+
     hours: Annotated[float, Quantity("duration", "h", le=MAX_HOURS)] | None = Field(
         None, description="Planned wall-clock duration, hours."
     )
     checkpoint_interval_min: (
         Annotated[float, Quantity("duration", "min", gt=0, ge=None, le=MAX_HOURS * 60)] | None
-    ) = None
+    ) = Field(None, description="Minutes between checkpoints.")
     checkpoint: Checkpoint | None = None
     needs_fp64: bool | None = Field(
         None, description="The job does double-precision math (solvers, simulation)."
@@ -395,6 +454,8 @@ class Run(SpecModel):
 
 
 class Inference(SpecModel):
+    """Serving: the engine, the concurrency, the lengths and the targets."""
+
     engine: (
         Annotated[
             str,
@@ -421,14 +482,14 @@ class Inference(SpecModel):
             ),
         ]
         | None
-    ) = None
+    ) = Field(None, description="The serving engine.")
     concurrency: Degree = Field(1, description="Sequences served at once.")
     context_len: Tokens | None = Field(None, description="Tokens per sequence (prompt + output).")
-    prompt_len: Tokens | None = None
-    output_len: Tokens | None = None
+    prompt_len: Tokens | None = Field(None, description="Prompt tokens of a request.")
+    output_len: Tokens | None = Field(None, description="Output tokens of a request.")
     kv_cache_dtype: (
         Annotated[str, Choice("fp32", "bf16", "fp16", "fp8", "int8", "int4", aliases={"auto": "bf16"})] | None
-    ) = None
+    ) = Field(None, description="dtype of the KV cache (auto: the model's 16-bit type).")
     gpu_memory_utilization: Annotated[float, Number(gt=0, le=1)] | None = Field(
         None, description="vLLM's share of VRAM to use."
     )
@@ -440,37 +501,57 @@ class Inference(SpecModel):
         None,
         description="vLLM: tokens in one scheduled batch (the size of its memory-profiling forward pass).",
     )
-    target_tokens_per_s_per_seq: Annotated[float, Number(gt=0, le=1e9)] | None = None
+    target_tokens_per_s_per_seq: Annotated[float, Number(gt=0, le=1e9)] | None = Field(
+        None, description="Output tokens/s each sequence should get."
+    )
     target_tokens_per_s: Annotated[float, Number(gt=0, le=1e12)] | None = Field(
         None, description="Aggregate output tokens/s of all sequences at this concurrency."
     )
-    target_ttft_ms: Annotated[float, Number(gt=0, le=1e9)] | None = None
+    target_ttft_ms: Annotated[float, Number(gt=0, le=1e9)] | None = Field(
+        None, description="Time to the first token to meet, ms."
+    )
 
 
 class Launcher(SpecModel):
+    """How the processes are started."""
+
     kind: Annotated[
         str, Choice("torchrun", "deepspeed", "accelerate", "slurm", "mpirun", "python", "ray", "other")
-    ]
-    master_port: Port | None = None
-    rdzv_port: Port | None = None
-    rdzv_backend: Annotated[str, Choice("c10d", "static", "etcd", "etcd-v2")] | None = None
-    nproc_per_node: Annotated[int, Whole(le=1024)] | None = None
+    ] = Field(description="The launcher.")
+    master_port: Port | None = Field(
+        None, description="Rendezvous port (torchrun --master_port, MASTER_PORT)."
+    )
+    rdzv_port: Port | None = Field(
+        None, description="Port of the rendezvous endpoint (torchrun --rdzv_endpoint)."
+    )
+    rdzv_backend: Annotated[str, Choice("c10d", "static", "etcd", "etcd-v2")] | None = Field(
+        None, description="torchrun --rdzv_backend."
+    )
+    nproc_per_node: Annotated[int, Whole(le=1024)] | None = Field(
+        None, description="Processes per node (torchrun --nproc_per_node)."
+    )
 
 
 class Workload(SpecModel):
     """A training or inference job."""
 
-    api_version: ApiVersion = Field(alias="apiVersion")
-    kind: Literal["Workload"]
-    name: str = Field(min_length=1, max_length=MAX_NAME, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-    description: str | None = None
+    api_version: ApiVersion = Field(description="Always rigcheck/v1.", alias="apiVersion")
+    kind: Literal["Workload"] = Field(description="Workload.")
+    name: str = spec_name_field("workload")
+    description: str | None = Field(None, description="Free text about the workload.")
     model: ModelSpec
     task: Task
     precision: Precision = "bf16-mixed"
     quantization: QuantizationName | QuantizationBits | None = None
-    optimizer: Optimizer | None = None
+    optimizer: Optimizer | None = Field(
+        None,
+        description="The optimizer; its states set the memory per trained parameter (adamw: 8 bytes, adamw-8bit: 2).",
+    )
     attention: Attention | None = None
-    activation_checkpointing: ActivationCheckpointing = "none"
+    activation_checkpointing: ActivationCheckpointing = Field(
+        "none",
+        description="Recompute activations in backward instead of keeping them: false, true (= full) or selective.",
+    )
     loss: Annotated[
         str,
         Choice(
@@ -550,4 +631,4 @@ class Workload(SpecModel):
         "enable_activation_offloading, unsloth's offloaded checkpointing). Default: what the framework does.",
     )
     runs_on: list[str] | None = Field(None, description="Rig files or names this workload is planned for.")
-    labels: StringMap | None = None
+    labels: StringMap | None = Field(None, description="Free-form labels (name: text).")

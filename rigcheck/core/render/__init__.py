@@ -13,7 +13,8 @@ from typing import Any
 class RenderOptions:
     """How to render.
 
-    ``color`` only on a terminal (never with NO_COLOR); ``verbose`` shows evidence; ``rules`` maps
+    ``color`` only on a terminal (never with NO_COLOR); ``verbose`` shows evidence; ``show_passes``
+    lists the passed checks (the text format otherwise counts them); ``rules`` maps
     each rule code to its :class:`rigcheck.core.rules.Rule` (for SARIF ``rules[]``, help texts and
     titles); ``root`` is the directory file paths are made relative to (the repository root, for
     SARIF and GitHub annotations).
@@ -21,6 +22,7 @@ class RenderOptions:
 
     color: bool = False
     verbose: bool = False
+    show_passes: bool = False
     unicode: bool = True
     rules: Mapping[str, Any] = field(default_factory=dict)
     root: str | None = None
@@ -40,6 +42,30 @@ def relative_path(path: str | None, root: str | None) -> str | None:
     if relative.startswith(".."):
         return absolute.replace(os.sep, "/")
     return relative.replace(os.sep, "/")
+
+
+def shown_path(path: str) -> str:
+    """A spec's path as a person reads it: relative to the working directory when it lies below it,
+    ``<shipped>/rigs/NAME.yaml`` for one of rigcheck's own specs elsewhere (an installed package's
+    ``site-packages/...`` says nothing), else as given."""
+    from rigcheck._resources import specs_dir
+
+    absolute = os.path.abspath(path)
+    here = os.path.abspath(os.getcwd())
+    if os.path.commonpath([absolute, here]) == here and not _inside_installed_package(absolute):
+        return os.path.relpath(absolute, here).replace(os.sep, "/")
+    try:
+        shipped = str(specs_dir().resolve())
+    except FileNotFoundError:
+        return path
+    if os.path.commonpath([absolute, shipped]) == shipped:
+        return "<shipped>/" + os.path.relpath(absolute, shipped).replace(os.sep, "/")
+    return path
+
+
+def _inside_installed_package(path: str) -> bool:
+    parts = path.replace(os.sep, "/").split("/")
+    return "site-packages" in parts or "dist-packages" in parts
 
 
 def finding_context(report: Any, finding: Any) -> str | None:

@@ -12,8 +12,10 @@ forms no link, image or HTML, and a pipe or a line break cannot end a table cell
 
 from __future__ import annotations
 
+import os
+
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.render import RenderOptions, relative_path
+from rigcheck.core.render import RenderOptions, relative_path, shown_path
 from rigcheck.core.render.escape import escape_markdown
 from rigcheck.core.render.junit import group_findings
 from rigcheck.core.report import Report
@@ -106,6 +108,8 @@ def _where(finding: Finding, root: str | None) -> str:
     if location is None or not location.file:
         return ""
     path = relative_path(location.file, root) or location.file
+    if os.path.isabs(path):  # outside the repository: a shipped spec by its short name
+        path = shown_path(location.file)
     return f"{path}:{location.line}" if location.line else path
 
 

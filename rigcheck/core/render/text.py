@@ -8,8 +8,10 @@ from a spec, a path or a plugin goes through :func:`~rigcheck.core.render.escape
 
 from __future__ import annotations
 
+import os
+
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.render import RenderOptions
+from rigcheck.core.render import RenderOptions, shown_path
 from rigcheck.core.render.escape import escape_text as _e
 from rigcheck.core.render.escape import guard_line
 from rigcheck.core.report import Report
@@ -23,11 +25,11 @@ _VERDICT = {"pass": "PASS", "warn": "WARN", "fail": "FAIL"}
 def render_text(report: Report, options: RenderOptions) -> str:
     if report.runs:
         return _render_lint(report, options)
+    if not options.show_passes:
+        return _render_compact(report, options)
     paint = _painter(options.color)
     marks = _MARKS if options.unicode else _ASCII
-    lines = [f"rigcheck {report.tool.version}: {_e(report.subject)}"]
-    for item in report.inputs:
-        lines.append(f"  {item.kind.lower():<8} {_e(item.path)}")
+    lines = _header(report)
     groups: dict[str, list[Finding]] = {}
     for finding in report.findings:
         groups.setdefault(finding.checker or "engine", []).append(finding)
@@ -38,40 +40,114 @@ def render_text(report: Report, options: RenderOptions) -> str:
         lines.append(paint(f"{_e(checker)}{origin}", "1"))
         for finding in findings:
             lines.extend(_finding_lines(finding, marks, paint, options.verbose))
-    quiet = [run for run in report.checkers if run.status == "skipped" and run.name not in groups]
-    deselected = [run for run in report.checkers if run.status == "deselected" and run.name not in groups]
-    if quiet or deselected:
+    skipped = _skipped_checkers(report, set(groups), options.verbose)
+    if skipped:
         lines.append("")
-        by_reason: dict[str, list[str]] = {}
-        for run in quiet:
-            by_reason.setdefault(_e(run.reason or "skipped"), []).append(_e(run.name))
-        for reason, names in by_reason.items():
-            listed = f": {', '.join(names)}" if options.verbose else ""
-            lines.append(paint(f"{len(names)} checker(s) skipped, {reason}{listed}", "2"))
-        if deselected:  # --select / --ignore: one line, not one per checker (-v lists them)
-            which = (
-                f": {', '.join(_e(run.name) for run in deselected)}"
-                if options.verbose
-                else " (-v lists them)"
-            )
-            lines.append(paint(f"{len(deselected)} checkers without a selected rule{which}", "2"))
-    summary = report.summary
+        lines.extend(paint(line, "2") for line in skipped)
     lines.append("")
+    lines.append(_verdict_line(report, paint))
+    return _join(lines)
+
+
+def _render_compact(report: Report, options: RenderOptions) -> str:
+    """``rigcheck check``'s default: what failed and warned first, in full; what could not be checked, a
+    line each; the passes counted, not listed (``--show-passes`` and ``-v`` list them, as ruff and
+    Checkov's compact mode do); a summary by rule at the end."""
+    paint = _painter(options.color)
+    marks = _MARKS if options.unicode else _ASCII
+    lines = _header(report)
+    counted = [finding for finding in report.findings if finding.counts]
+    for severity, title in ((Severity.FAIL, "failed"), (Severity.WARN, "warnings")):
+        findings = [finding for finding in counted if finding.severity is severity]
+        if findings:
+            lines.append("")
+            lines.append(paint(title, "1"))
+            for finding in findings:
+                lines.extend(_finding_lines(finding, marks, paint, verbose=False))
+    asks: dict[tuple[str, str], int] = {}
+    for finding in counted:
+        if finding.severity is Severity.SKIP:
+            key = (finding.code, finding.message)
+            asks[key] = asks.get(key, 0) + 1
+    if asks:
+        lines.append("")
+        lines.append(paint(f"not checked ({sum(asks.values())}): add what each names to check it", "1"))
+        mark = paint(marks[Severity.SKIP], _COLORS[Severity.SKIP])
+        for (code, message), times in asks.items():
+            repeat = f"  (x{times})" if times > 1 else ""
+            lines.append(f"  {mark} {paint(_e(code), _COLORS[Severity.SKIP])} {_e(message)}{repeat}")
+    folded = [f"{report.summary.passed} passed (--show-passes lists them)"]
+    suppressed = len(report.findings) - len(counted)
+    if suppressed:
+        folded.append(f"{suppressed} suppressed (--show-passes lists them with their reasons)")
+    lines.append("")
+    lines.extend(paint(line, "2") for line in [*folded, *_skipped_checkers(report, set(), False)])
+    lines.append("")
+    lines.append(_verdict_line(report, paint))
+    lines.extend(_by_rule(counted, paint))
+    return _join(lines)
+
+
+def _by_rule(findings: list[Finding], paint) -> list[str]:  # type: ignore[no-untyped-def]
+    """The last lines of a report: which rules failed and warned, how often, and where to read more."""
+    lines = []
+    for severity, title in ((Severity.FAIL, "failed"), (Severity.WARN, "warned")):
+        times: dict[str, int] = {}
+        for finding in findings:
+            if finding.severity is severity:
+                times[finding.code] = times.get(finding.code, 0) + 1
+        if times:
+            listed = ", ".join(
+                _e(code) + (f" x{count}" if count > 1 else "") for code, count in sorted(times.items())
+            )
+            lines.append(f"  {title}: {listed}")
+    if lines:
+        lines.append(paint("  rigcheck explain CODE says what a rule checks and how to fix it", "2"))
+    return lines
+
+
+def _header(report: Report) -> list[str]:
+    lines = [f"rigcheck {report.tool.version}: {_e(report.subject)}"]
+    for item in report.inputs:
+        shown = shown_path(item.path)
+        whole = f"  ({_e(os.path.abspath(item.path))})" if shown.startswith("<shipped>") else ""
+        lines.append(f"  {item.kind.lower():<8} {_e(shown)}{whole}")
+    return lines
+
+
+def _skipped_checkers(report: Report, reported: set[str], verbose: bool) -> list[str]:
+    """Checkers that did not run, a line per reason (``-v`` names them)."""
+    quiet = [run for run in report.checkers if run.status == "skipped" and run.name not in reported]
+    deselected = [run for run in report.checkers if run.status == "deselected" and run.name not in reported]
+    lines = []
+    by_reason: dict[str, list[str]] = {}
+    for run in quiet:
+        by_reason.setdefault(_e(run.reason or "skipped"), []).append(_e(run.name))
+    for reason, names in by_reason.items():
+        listed = f": {', '.join(names)}" if verbose else ""
+        lines.append(f"{len(names)} checker(s) skipped, {reason}{listed}")
+    if deselected:  # --select / --ignore: one line, not one per checker (-v lists them)
+        which = f": {', '.join(_e(run.name) for run in deselected)}" if verbose else " (-v lists them)"
+        lines.append(f"{len(deselected)} checkers without a selected rule{which}")
+    return lines
+
+
+def _verdict_line(report: Report, paint) -> str:  # type: ignore[no-untyped-def]
+    summary = report.summary
     verdict = _VERDICT[report.verdict]
     color = {"PASS": "32", "WARN": "33", "FAIL": "31"}[verdict]
-    lines.append(
+    return (
         f"{paint(verdict, color + ';1')}  {summary.passed} passed, {summary.warned} warned, {summary.failed} failed, "
         f"{summary.skipped} not checked{', ' + str(summary.suppressed) + ' suppressed' if summary.suppressed else ''}"
         f"  (exit {report.exit_code} with --fail-on {report.fail_on})"
     )
-    return _join(lines)
 
 
 def _render_lint(report: Report, options: RenderOptions) -> str:
     """rigcheck lint: per rig and pair, only what needs attention (``-v``: everything), like ruff."""
     paint = _painter(options.color)
     marks = _MARKS if options.unicode else _ASCII
-    shown = (Severity.WARN, Severity.FAIL) if not options.verbose else tuple(Severity)
+    shown = (Severity.WARN, Severity.FAIL) if not options.show_passes else tuple(Severity)
     lines = [f"rigcheck {report.tool.version}: {_e(report.subject)}"]
     by_run: dict[int | None, list[Finding]] = {}
     for finding in report.findings:
@@ -97,7 +173,7 @@ def _render_lint(report: Report, options: RenderOptions) -> str:
             + run.summary.failed
             - sum(1 for f in findings if f.severity in (Severity.WARN, Severity.FAIL))
         )
-        if elsewhere > 0 and not options.verbose:
+        if elsewhere > 0 and not options.show_passes:
             lines.append(
                 paint(f"  and {elsewhere} warning(s) or failure(s) of the rig, listed with it above", "2")
             )
@@ -116,6 +192,7 @@ def _render_lint(report: Report, options: RenderOptions) -> str:
         f"{paint(verdict, color + ';1')}  {summary.passed} passed, {summary.warned} warned, {summary.failed} failed, "
         f"{summary.skipped} not checked{suppressed}  (exit {report.exit_code} with --fail-on {report.fail_on})"
     )
+    lines.extend(_by_rule([finding for finding in report.findings if finding.counts], paint))
     return _join(lines)
 
 
@@ -132,14 +209,16 @@ def _finding_lines(finding: Finding, marks: dict[Severity, str], paint, verbose:
         lines[0] += paint(f"  [suppressed ({_e(first.kind)}): {_e(first.reason)}]", "2")
     location = finding.location
     if location is not None and location.file:
-        where = f"{_e(location.file)}:{location.line}:{location.column}"
+        where = f"{_e(shown_path(location.file))}:{location.line}:{location.column}"
         pointer = f"  {_e(location.pointer)}" if location.pointer else ""
         lines.append(paint(f"      at {where}{pointer}", "2"))
         for other in finding.related:  # the other file of a rig + workload finding
             if other.file and other.file != location.file:
                 lines.append(
                     paint(
-                        f"      with {_e(other.file)}:{other.line}:{other.column}  {_e(other.pointer)}", "2"
+                        f"      with {_e(shown_path(other.file))}:{other.line}:{other.column}  "
+                        f"{_e(other.pointer)}",
+                        "2",
                     )
                 )
                 break

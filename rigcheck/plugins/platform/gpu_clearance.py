@@ -66,6 +66,7 @@ class GpuClearanceChecker(Checker):
 
     name = "platform.gpu-clearance"
     rules = (GPU_LENGTH, GPU_HEIGHT)
+    physical_build = True
     reads_workload = False
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
@@ -75,7 +76,7 @@ class GpuClearanceChecker(Checker):
     def _heights(self, ctx: CheckContext) -> Iterator[Finding]:
         facts = ctx.facts("platform")["gpu_height"]
         margin = float(facts["plug_margin_mm"])
-        for node in ctx.nodes:
+        for node in self.walked_nodes(ctx):
             chassis = node.spec.chassis
             clearance = chassis.gpu_height_clearance_mm if chassis else None
             if clearance is None:
@@ -130,7 +131,7 @@ class GpuClearanceChecker(Checker):
     def _lengths(self, ctx: CheckContext) -> Iterator[Finding]:
         facts = ctx.facts("platform")["gpu_length"]
         margin = float(facts["margin_mm"])
-        for node in ctx.nodes:
+        for node in self.walked_nodes(ctx):
             subject = ctx.node_subject(node)
             chassis = node.spec.chassis
             clearance = chassis.gpu_clearance_mm if chassis else None

@@ -32,6 +32,7 @@ SYNC = Rule(
 class MultiPsuSyncChecker(PerNodeChecker):
     name = "platform.multi-psu-sync"
     rules = (SYNC,)
+    physical_build = True
     reads_workload = False
 
     def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:

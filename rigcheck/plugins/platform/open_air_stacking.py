@@ -38,6 +38,7 @@ STACKING = Rule(
 class OpenAirStackingChecker(PerNodeChecker):
     name = "platform.open-air-stacking"
     rules = (STACKING,)
+    physical_build = True
     reads_workload = False
 
     def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:

@@ -35,6 +35,7 @@ PASSIVE = Rule(
 class PassiveCoolingChecker(PerNodeChecker):
     name = "platform.passive-cooling"
     rules = (PASSIVE,)
+    physical_build = True
     reads_workload = False
 
     def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:

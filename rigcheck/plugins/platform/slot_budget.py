@@ -63,6 +63,7 @@ def card_slots(gpu: GpuView, length_tolerance_mm: float) -> tuple[float | None, 
 class SlotBudgetChecker(PerNodeChecker):
     name = "platform.slot-budget"
     rules = (SLOTS,)
+    physical_build = True
     reads_workload = False
 
     def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:

@@ -57,6 +57,7 @@ def native_16pin_cables(node: NodeView) -> int | None:
 class GpuPowerConnectorChecker(PerNodeChecker):
     name = "power.gpu-connectors"
     rules = (CONNECTORS,)
+    physical_build = True
     reads_workload = False
 
     def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:

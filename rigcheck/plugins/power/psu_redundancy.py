@@ -35,6 +35,7 @@ REDUNDANCY = Rule(
 class PsuRedundancyChecker(PerNodeChecker):
     name = "power.psu-redundancy"
     rules = (REDUNDANCY,)
+    physical_build = True
     reads_workload = False
 
     def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:

@@ -54,6 +54,7 @@ PSU_LOAD = Rule(
 class PsuSustainedChecker(PerNodeChecker):
     name = "power.psu-sustained"
     rules = (PSU_LOAD,)
+    physical_build = True
     reads_workload = False
 
     def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:

@@ -61,6 +61,7 @@ def _psu_kind(power: NodePower) -> tuple[str, bool]:
 class PsuTransientChecker(PerNodeChecker):
     name = "power.psu-transients"
     rules = (TRANSIENTS,)
+    physical_build = True
     reads_workload = False
 
     def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:

@@ -48,6 +48,7 @@ class WallCircuitChecker(Checker):
 
     name = "power.wall-circuit"
     rules = (CIRCUIT,)
+    physical_build = True
     reads_workload = False
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
@@ -68,7 +69,7 @@ class WallCircuitChecker(Checker):
             return
         names = [c.name or "the circuit" for c in circuits]
         loads: dict[str, list[tuple[str, float, str]]] = {name: [] for name in names}
-        for node in ctx.nodes:
+        for node in self.walked_nodes(ctx):
             power = node_power(node, facts)
             for psu, wall, why in wall_watts(power, facts):
                 target = psu.circuit or (names[0] if len(names) == 1 else None)

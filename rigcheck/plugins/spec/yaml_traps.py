@@ -11,13 +11,16 @@ from rigcheck.core.context import CheckContext
 from rigcheck.core.findings import Finding, Location
 from rigcheck.core.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.spec_rules import (
+    DECIMAL_MEMORY_SIZE,
     DUPLICATE_KEY,
     OCTAL_LOOKING_NUMBER,
     SPEC_RULES,
     YAML11_BOOLEAN,
 )
 
-_TRAP_RULES = {rule.code: rule for rule in (DUPLICATE_KEY, YAML11_BOOLEAN, OCTAL_LOOKING_NUMBER)}
+_TRAP_RULES = {
+    rule.code: rule for rule in (DUPLICATE_KEY, YAML11_BOOLEAN, OCTAL_LOOKING_NUMBER, DECIMAL_MEMORY_SIZE)
+}
 _PASS_TEXT = {
     DUPLICATE_KEY.code: "no duplicate keys",
     YAML11_BOOLEAN.code: "no unquoted yes/no/on/off",
@@ -52,7 +55,7 @@ class YamlTrapChecker(Checker):
                         evidence={"file": document.path, **trap.evidence},
                         subject=document.name,
                     )
-            if not found:
+            if not found and code in _PASS_TEXT:  # SPEC006 is reported only where found
                 files = ", ".join(document.path for document in documents)
                 yield rule.passed(
                     f"{_PASS_TEXT[code]} in {files}",

@@ -1,20 +1,23 @@
-"""RACK001: power per rack against the facility's per-rack limit.
+"""RACK001: power per rack against the facility's per-rack limit; RACK002: a ``nodes-per-rack`` label
+that is not a number of nodes.
 
 Per node: the vendor's maximum (``max_power_w``) when the rig gives it, else the sum of the GPUs'
 power limits (or board power), the CPU's TDP and rigcheck's platform allowance (``platform_w`` of
 ``specs/rules/power.yaml``, read through ``ctx.facts``). Nodes per rack: the node group's label
-``nodes-per-rack``, else as many as fit in 42 U (EIA-310 full-height rack) at the chassis's
-``rack_units``, at most the group's count.
+``nodes-per-rack`` (``nodes_per_rack`` is read too), else as many as fit in a rack (``rack_units`` of
+the plugin's settings, 42 U by default: an EIA-310 full-height rack) at the chassis's ``rack_units``,
+at most the group's count. RACK001 warns above ``warn_fraction`` of the limit (0.9 by default).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import rigcheck
+from rigcheck_site_policy.settings import SitePolicyConfig
 
-RACK_UNITS = 42  # EIA-310-E full-height rack
-WARN_FRACTION = 0.9  # site policy: leave 10% for switches, PDUs and inrush
+LABEL = "nodes-per-rack"
 
 RACK_POWER = rigcheck.Rule(
     code="RACK001",
@@ -23,8 +26,9 @@ RACK_POWER = rigcheck.Rule(
     severity="fail",
     docs=rigcheck.RuleDocs(
         what="Computes kW per rack (node power x nodes per rack) and compares it with `site.rack_power_limit_kw`: "
-        "fail above the limit, warn above 90% of it. Node power is `max_power_w`, else GPUs + CPU + the platform "
-        "allowance; nodes per rack come from the label `nodes-per-rack` or from 42 U / `chassis.rack_units`.",
+        "fail above the limit, warn above `warn_fraction` of it (90% unless `plugins-config.site_policy` says "
+        "otherwise). Node power is `max_power_w`, else GPUs + CPU + the platform allowance; nodes per rack come "
+        "from the label `nodes-per-rack` or from the rack's units (`rack_units`, 42 U) / `chassis.rack_units`.",
         why="Air-cooled colocation racks are commonly provisioned for 10-20 kW; one DGX H100 draws up to 10.2 kW. "
         "A rack over its budget trips its PDU breakers or is refused by the facility.",
         example="```yaml\nsite: {rack_power_limit_kw: 20}\nnodes:\n  - {count: 4, max_power_w: 10200, labels: "
@@ -39,9 +43,29 @@ RACK_POWER = rigcheck.Rule(
 )
 
 
+BAD_RACK_LABEL = rigcheck.Rule(
+    code="RACK002",
+    name="nodes-per-rack-label-invalid",
+    summary="A node group's nodes-per-rack label is not a whole number of nodes",
+    severity="fail",
+    docs=rigcheck.RuleDocs(
+        what="Fails a node group whose `nodes-per-rack` label (or `nodes_per_rack`) is not a whole number of at "
+        "least 1. RACK001 is then not checked for that group, since its rack's power cannot be computed.",
+        why="Labels are free text, so `nodes-per-rack: four` or `'2.5'` is valid YAML; a rack policy that "
+        "silently guessed instead would pass a rack that may be over its power budget.",
+        example="```yaml\nnodes:\n  - {count: 4, max_power_w: 10200, labels: {nodes-per-rack: four}}   # RACK002\n```",
+        fix='Write the number of nodes in one rack as digits: `nodes-per-rack: "4"`; or remove the label to '
+        "count nodes by rack units.",
+        references=("docs/plugins.md in the rigcheck repository: the labels convention",),
+    ),
+)
+
+_WHOLE = re.compile(r"^\s*\d+\s*$")
+
+
 class RackPowerDensity(rigcheck.Checker):
     name = "site.rack-power"
-    rules = (RACK_POWER,)
+    rules = (RACK_POWER, BAD_RACK_LABEL)
 
     def check(self, ctx: rigcheck.CheckContext) -> Iterator[rigcheck.Finding]:
         site = ctx.rig.site
@@ -53,10 +77,28 @@ class RackPowerDensity(rigcheck.Checker):
                 fix="add site.rack_power_limit_kw (kW per rack)",
             )
             return
+        settings: SitePolicyConfig = ctx.plugin_config
         platform_w = float(ctx.facts("power")["sustained"]["platform_w"])
         for node in ctx.nodes:
+            label = rigcheck.find_label(node.spec.labels, LABEL)
+            if label is not None and not (_WHOLE.match(label[1]) and int(label[1]) >= 1):
+                key, value = label
+                where = ctx.rig_at(f"{node.pointer}/labels/{key}")
+                yield BAD_RACK_LABEL.failed(
+                    f"{node.label}: label {key}: {value!r} is not a whole number of nodes",
+                    location=where,
+                    subject=ctx.node_subject(node),
+                    evidence={"label": key, "value": value},
+                    fix=f'write the number of nodes in one rack as digits ({key}: "2"), or remove the label to '
+                    f"count nodes by rack units",
+                )
+                yield RACK_POWER.skipped(
+                    f"{node.label}: nodes per rack unknown (label {key} is {value!r}: RACK002)",
+                    location=where,
+                )
+                continue
             node_w, how = _node_power(node, platform_w)
-            per_rack, per_rack_how = _nodes_per_rack(node)
+            per_rack, per_rack_how = _nodes_per_rack(node, label, settings.rack_units)
             rack_kw = node_w * per_rack / 1000
             evidence = {
                 "node_w": node_w,
@@ -75,9 +117,9 @@ class RackPowerDensity(rigcheck.Checker):
             fix = f"at most {int(limit_kw * 1000 // node_w)} node(s) per rack, or power-cap the GPUs"
             if rack_kw > limit_kw:
                 yield RACK_POWER.failed(told, location=where, related=related, evidence=evidence, fix=fix)
-            elif rack_kw > WARN_FRACTION * limit_kw:
+            elif rack_kw > settings.warn_fraction * limit_kw:
                 yield RACK_POWER.warned(
-                    told + f" (over {WARN_FRACTION:.0%})",
+                    told + f" (over {settings.warn_fraction:.0%})",
                     location=where,
                     related=related,
                     evidence=evidence,
@@ -95,11 +137,12 @@ def _node_power(node, platform_w: float) -> tuple[float, str]:  # type: ignore[n
     return gpus + cpu + platform_w, f"GPUs {gpus:,.0f} W + CPU {cpu:,.0f} W + platform {platform_w:,.0f} W"
 
 
-def _nodes_per_rack(node) -> tuple[int, str]:  # type: ignore[no-untyped-def]
-    label = (node.spec.labels or {}).get("nodes-per-rack")
-    if label:
-        return int(label), "label nodes-per-rack"
+def _nodes_per_rack(node, label: tuple[str, str] | None, rack_units: int) -> tuple[int, str]:  # type: ignore[no-untyped-def]
+    if label is not None:
+        return int(label[1]), f"label {label[0]}"
     units = node.spec.chassis.rack_units if node.spec.chassis else None
     if units:
-        return min(node.count, RACK_UNITS // units), f"{RACK_UNITS} U / {units} U, at most {node.count}"
+        return max(
+            1, min(node.count, rack_units // units)
+        ), f"{rack_units} U / {units} U, at most {node.count}"
     return node.count, "all nodes of the group in one rack"
