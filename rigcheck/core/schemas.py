@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
-WHICH = ("rig", "workload", "report", "config")
+WHICH = ("rig", "workload", "report", "config", "plan")
 
 
 def schema(which: str) -> dict[str, Any]:
-    """The JSON Schema of ``rig``, ``workload``, ``report`` or ``config``."""
+    """The JSON Schema of ``rig``, ``workload``, ``report``, ``config`` or ``plan``."""
     if which == "rig":
         from rigcheck.core.models.rig import Rig
 
@@ -33,6 +33,11 @@ def schema(which: str) -> dict[str, Any]:
 
         body = Report.model_json_schema(by_alias=True, mode="serialization")
         title = "rigcheck report"
+    elif which == "plan":
+        from rigcheck.core.plan.model import PlanReport
+
+        body = PlanReport.model_json_schema(by_alias=True, mode="serialization")
+        title = "rigcheck plan (rigcheck plan -f json)"
     elif which == "config":
         from rigcheck.core.config import ConfigFile
 
