@@ -29,7 +29,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("workload", metavar="WORKLOAD", help="workload spec file or shipped name")
     parser.add_argument("--rig", metavar="RIG", help="rig spec file or shipped name to fit the workload on")
-    parser.add_argument("-f", "--format", choices=("text", "json", "markdown"), default="text")
+    parser.add_argument("-f", "--format", choices=("text", "json", "markdown", "html"), default="text")
     parser.add_argument(
         "--trace",
         action="store_true",
@@ -64,6 +64,10 @@ def run(args: argparse.Namespace) -> int:
         text = json.dumps(result, indent=2, allow_nan=False) + "\n"
     elif args.format == "markdown":
         text = estimate_report.render_markdown(result)
+    elif args.format == "html":
+        from rigcheck.core.render.html import render_estimate
+
+        text = render_estimate(result)
     else:
         text = estimate_report.render_text(result)
     emit(text, args.output)

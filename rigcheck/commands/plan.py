@@ -56,7 +56,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         action="store_true",
         help="check the workload's data parallelism as written (default: dp = the candidate's GPUs / tp x pp)",
     )
-    parser.add_argument("-f", "--format", choices=("text", "json", "markdown"), default="text")
+    parser.add_argument("-f", "--format", choices=("text", "json", "markdown", "html"), default="text")
     parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
     add_plugin_options(parser)
     parser.set_defaults(handler=run, confined=True, mode="both")
@@ -103,6 +103,10 @@ def run(args: argparse.Namespace) -> int:
         text = dump_json(report.model_dump(mode="json")) + "\n"
     elif args.format == "markdown":
         text = render.render_markdown(report)
+    elif args.format == "html":
+        from rigcheck.core.render.html import render_plan
+
+        text = render_plan(report)
     else:
         text = render.render_text(report)
     emit(text, args.output)

@@ -12,6 +12,7 @@ from rigcheck.core.estimate import (
     WorkloadEstimate,
     capacity_for,
     estimate_workload,
+    fit_verdict,
     largest_micro_batch,
     required_bytes,
     usable_bytes,
@@ -91,9 +92,12 @@ def build(
             "usable_gib": round(usable / GIB, 3),
             "usable_from": why,
         }
+        verdict = fit_verdict(estimate.memory, usable)
         result["fit"] = {
             "budget_gib": round(capacity / GIB, 3),
             "device_gib": round(need / GIB, 3),
+            "range_gib": [round(verdict.low / GIB, 3), round(verdict.high / GIB, 3)],
+            "verdict": verdict.severity,
             "share": round(need / capacity, 3),
             "fits": need <= capacity,
             (

@@ -43,3 +43,9 @@ def rigcheck_formats(register: RegisterFormat) -> None:
         description="a summary for a pull-request comment or the job summary",
         extension=".md",
     )
+    register(
+        "html",
+        "rigcheck.core.render.html:render_html",
+        description="one self-contained page (inline CSS and SVG, no script): memory bars, speeds, findings",
+        extension=".html",
+    )

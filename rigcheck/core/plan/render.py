@@ -108,7 +108,8 @@ def _table(rows: Sequence[Sequence[str]]) -> list[str]:
     ]
 
 
-def _footer(report: PlanReport, escape: Callable[[str], str]) -> list[str]:
+def footer_lines(report: PlanReport) -> list[str]:
+    """What the plan's prices and counts rest on (plain text; each format escapes it)."""
     age = report.prices_as_of
     lines = ["* on the cost-versus-time front: nothing that passes is both cheaper and faster"]
     if age.oldest:
@@ -118,7 +119,7 @@ def _footer(report: PlanReport, escape: Callable[[str], str]) -> list[str]:
         )
     if report.electricity is not None and any(row.kind == "buy" for row in report.rows):
         e = report.electricity
-        lines.append(f"energy at {e.price_per_kwh:g} {e.currency}/kWh ({escape(e.source)})")
+        lines.append(f"energy at {e.price_per_kwh:g} {e.currency}/kWh ({e.source})")
     for rate in report.fx:
         lines.append(f"exchange rate {rate['base']}/{rate['quote']} {rate['rate']} ({rate['as_of']})")
     lines.append(
@@ -126,3 +127,7 @@ def _footer(report: PlanReport, escape: Callable[[str], str]) -> list[str]:
         "a candidate without a sourced price is listed without a cost"
     )
     return lines
+
+
+def _footer(report: PlanReport, escape: Callable[[str], str]) -> list[str]:
+    return [escape(line) for line in footer_lines(report)]

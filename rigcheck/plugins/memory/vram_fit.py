@@ -217,6 +217,7 @@ class VramFitChecker(Checker):
             "reserved_gib": round(memory.reserved_gib, 3),
             "share": round(verdict.share, 3),
             "components_gib": breakdown,
+            "not_at_peak": [item.name for item in memory.components if not item.at_peak],
             "formulas": {item.name: item.formula for item in memory.components},
             "peak_phase": memory.peak_phase,
             "phases_gib": {name: round(value / GIB, 3) for name, value in memory.phases.items()},
