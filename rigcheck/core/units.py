@@ -75,7 +75,9 @@ _QUANTITY = re.compile(
     r"""^\s*(?P<number>[-+]?(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*(?P<unit>[A-Za-z"/]+)?\s*$"""
 )
 #: The JSON Schema pattern for a quantity string (number, optional spaces, a unit).
-QUANTITY_PATTERN = r"^\s*[-+]?(\d[\d_]*(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*[A-Za-z\"/]*\s*$"
+#: Written so that ECMAScript's unicode-mode regex (check-jsonschema's default engine, editors' YAML
+#: language servers) reads it as Python does: no escape that ECMAScript refuses (a quote needs none).
+QUANTITY_PATTERN = r'^\s*[-+]?(\d[\d_]*(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*[A-Za-z"/]*\s*$'
 
 
 #: Digits of the longest number a spec may hold. No quantity needs more, and Python refuses ``int()`` of
