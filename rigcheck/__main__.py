@@ -1,7 +1,5 @@
 """``python -m rigcheck``."""
 
-import sys
+from rigcheck.cli import entry
 
-from rigcheck.cli import main
-
-sys.exit(main())
+entry()

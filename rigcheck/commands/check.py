@@ -8,8 +8,6 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from rigcheck.commands._options import add_report_options
-from rigcheck.commands._report import run_report
-from rigcheck.commands._shared import load_specs
 
 if TYPE_CHECKING:
     from rigcheck.core.lint import Pipeline
@@ -34,6 +32,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from rigcheck.commands._report import run_report
+    from rigcheck.commands._shared import load_specs
     from rigcheck.core.specs_index import resolve_spec_argument
 
     rig_path = resolve_spec_argument(args.rig, "Rig")

@@ -7,7 +7,6 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from rigcheck.commands._options import add_report_options
-from rigcheck.commands._report import run_report
 
 if TYPE_CHECKING:
     from rigcheck.core.lint import Pipeline
@@ -29,6 +28,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from rigcheck.commands._report import run_report
     from rigcheck.core.lint import lint
 
     paths = args.paths or ["."]

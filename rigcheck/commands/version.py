@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
 def _installed_plugins() -> list[str]:
     from importlib.metadata import entry_points
 
-    from rigcheck.core.plugin_manager import ENTRY_POINT_GROUP, plugin_autoload_allowed
+    from rigcheck.core.plugin_env import ENTRY_POINT_GROUP, plugin_autoload_allowed
 
     names = []
     for entry_point in entry_points(group=ENTRY_POINT_GROUP):

@@ -88,16 +88,29 @@ def _on_alarm(signum: int, frame: Any) -> None:
 
 
 @contextlib.contextmanager
-def _alarm_handler() -> Iterator[None]:
-    """Install the SIGALRM handler once for a whole run, so each checker only arms the timer."""
+def _alarm_handler() -> Iterator[bool]:
+    """Install the SIGALRM handler once for a whole run, so each checker only arms the timer (True:
+    installed, and :func:`_call_armed` may be used inside)."""
     if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
-        yield
+        yield False
         return
     previous = signal.signal(signal.SIGALRM, _on_alarm)
     try:
-        yield
+        yield True
     finally:
         signal.signal(signal.SIGALRM, previous)
+
+
+def _call_armed(function: Callable[[], T], seconds: float | None) -> T:
+    """:func:`call_with_timeout` inside :func:`_alarm_handler`: the handler is in place, so only the
+    interval timer is armed (no ``signal.getsignal`` per checker)."""
+    if not seconds or seconds <= 0:
+        return function()
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return function()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 def call_with_timeout(function: Callable[[], T], seconds: float | None) -> T:
@@ -198,50 +211,117 @@ def run_checks(
     """Check one rig (and optionally one workload, and measured evidence) with every registered checker."""
     options = options or RunOptions()
     started = time.perf_counter()
+    ctx, findings, statuses = check_all(rig_doc, workload_doc, registry, catalog, options, evidence=evidence)
+    check_ms = (time.perf_counter() - started) * 1000
+    runs = [status.record() for status in statuses]
+    return _report(ctx, registry, findings, runs, options, load_ms, check_ms)
+
+
+class CheckerStatus:
+    """How one checker ended in one run: :class:`rigcheck.core.report.CheckerRun` without the model
+    (``rigcheck lint`` adds up thousands of them; :meth:`record` makes the report's)."""
+
+    __slots__ = ("duration_ms", "findings", "name", "plugin", "reason", "status")
+
+    def __init__(
+        self, name: str, plugin: str, status: str, findings: int, duration_ms: float, reason: str | None
+    ) -> None:
+        self.name = name
+        self.plugin = plugin
+        self.status = status
+        self.findings = findings
+        self.duration_ms = duration_ms
+        self.reason = reason
+
+    def record(self) -> CheckerRun:
+        return CheckerRun(
+            name=self.name,
+            plugin=self.plugin,
+            status=self.status,  # type: ignore[arg-type]  # one of CheckerRun's, set below
+            findings=self.findings,
+            duration_ms=self.duration_ms,
+            reason=self.reason,
+        )
+
+
+def check_all(
+    rig_doc: SpecDocument,
+    workload_doc: SpecDocument | None,
+    registry: Registry,
+    catalog: Catalog,
+    options: RunOptions,
+    *,
+    evidence: Sequence[Any] = (),
+) -> tuple[CheckContext, list[Finding], list[CheckerStatus]]:
+    """Every registered checker on one rig (and workload, and evidence): the context, the findings
+    (plugin faults first) and each checker's status, without a report (:func:`run_checks` makes one)."""
     configs = {name: schema.default for name, schema in registry.config_schemas.items()}
     configs.update(options.plugin_configs)
     ctx = CheckContext(
         rig_doc, workload_doc, catalog, options.fact_overrides, evidence=evidence, plugin_configs=configs
     )
     findings: list[Finding] = [_fault_finding(fault, ctx) for fault in registry.faults]
-    runs: list[CheckerRun] = []
+    statuses: list[CheckerStatus] = []
     third_party = any(not entry.plugin.builtin for entry in registry.checkers)
-    with _alarm_handler(), guarded_stdout() if third_party else contextlib.nullcontext() as guard:
+    with _alarm_handler() as armed, guarded_stdout() if third_party else contextlib.nullcontext() as guard:
+        hosted: list[bool] = []  # whether every node is a cloud instance, worked out when first asked
         for entry in registry.checkers:
-            run, produced = _run_one(entry, ctx, options)
+            status, produced = _run_one(entry, ctx, options, armed, hosted)
             printed = guard.take() if guard is not None and not entry.plugin.builtin else ""
             if printed:
                 note = f"printed {len(printed):,} characters to standard output (captured, not shown)"
-                run = run.model_copy(update={"reason": f"{run.reason}; {note}" if run.reason else note})
-            runs.append(run)
+                status.reason = f"{status.reason}; {note}" if status.reason else note
+            statuses.append(status)
             findings.extend(produced)
-    check_ms = (time.perf_counter() - started) * 1000
-    return _report(ctx, registry, findings, runs, options, load_ms, check_ms)
+    return ctx, findings, statuses
 
 
-def _run_one(entry: CheckerEntry, ctx: CheckContext, options: RunOptions) -> tuple[CheckerRun, list[Finding]]:
+#: (checker, select, ignore) -> (the checker's rule codes, those selected), for the checker by id.
+_SELECTED: dict[tuple[int, tuple[str, ...], tuple[str, ...]], tuple[Any, frozenset[str], frozenset[str]]] = {}
+
+
+def _codes(checker: Any, options: RunOptions) -> tuple[frozenset[str], frozenset[str]]:
+    """The checker's rule codes and those ``options`` select, worked out once per checker and selection."""
+    key = (id(checker), options.select, options.ignore)
+    known = _SELECTED.get(key)
+    if known is not None and known[0] is checker:
+        return known[1], known[2]
+    codes = frozenset(rule.code for rule in checker.rules)
+    selected = frozenset(code for code in codes if options.selected(code))
+    if len(_SELECTED) > 4096:
+        _SELECTED.clear()
+    _SELECTED[key] = (checker, codes, selected)
+    return codes, selected
+
+
+def _run_one(
+    entry: CheckerEntry,
+    ctx: CheckContext,
+    options: RunOptions,
+    armed: bool = False,
+    hosted: list[bool] | None = None,
+) -> tuple[CheckerStatus, list[Finding]]:
     checker, plugin = entry.checker, entry.plugin
-    codes = {rule.code for rule in checker.rules}
+    codes, selected = _codes(checker, options)
 
-    def status(name: str, reason: str | None, produced: list[Finding], elapsed_ms: float = 0.0) -> CheckerRun:
-        return CheckerRun(
-            name=checker.name,
-            plugin=plugin.name,
-            status=name,
-            findings=len(produced),
-            duration_ms=round(elapsed_ms, 3),
-            reason=reason,
-        )
+    def status(
+        name: str, reason: str | None, produced: list[Finding], elapsed_ms: float = 0.0
+    ) -> CheckerStatus:
+        return CheckerStatus(checker.name, plugin.name, name, len(produced), round(elapsed_ms, 3), reason)
 
-    selected = {code for code in codes if options.selected(code)}
     if not selected:
         return status("deselected", "none of its rules is selected", []), []
     if getattr(checker, "needs_workload", False) and ctx.workload_doc is None:
         return status("skipped", "needs a workload; only a rig was given", []), []
     if options.skip_rig_only and not getattr(checker, "reads_workload", True):
         return status("skipped", "rig-only: reported with the rig", []), []
-    if getattr(checker, "physical_build", False) and ctx.nodes and all(node.hosted for node in ctx.nodes):
-        return status("skipped", CLOUD_ONLY, []), []
+    if getattr(checker, "physical_build", False):
+        if hosted is None:
+            hosted = []
+        if not hosted:
+            hosted.append(bool(ctx.nodes) and all(node.hosted for node in ctx.nodes))
+        if hosted[0]:
+            return status("skipped", CLOUD_ONLY, []), []
     if getattr(checker, "needs_evidence", False) and not ctx.evidence:
         return status(
             "skipped", "needs evidence (--evidence FILE: nvidia-smi, nccl-tests, fio, probe...)", []
@@ -279,6 +359,8 @@ def _run_one(entry: CheckerEntry, ctx: CheckContext, options: RunOptions) -> tup
             items = _from_child(call_in_child(lambda: _to_child(collect(), codes), timeout))
         elif untrusted:
             items = call_watched(collect, timeout)
+        elif armed:
+            items = _call_armed(collect, timeout)
         else:
             items = call_with_timeout(collect, timeout)
     except (CheckerTimeout, WatchdogTimeout):
@@ -389,7 +471,7 @@ def _serialisable(finding: Finding) -> bool:
     return True
 
 
-def _to_child(items: list[Any], codes: set[str]) -> list[Any]:
+def _to_child(items: list[Any], codes: frozenset[str]) -> list[Any]:
     """In the child: findings as JSON data, anything else as the description of the problem."""
     out: list[Any] = []
     for item in items:

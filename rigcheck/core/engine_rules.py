@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from rigcheck.core.findings import Severity
 from rigcheck.core.rules import Rule, RuleDocs
+from rigcheck.core.severity import Severity
 
 _REFS = (
     "docs/design.md section 5: a checker that raises is reported as a fail finding; the others still run",

@@ -76,16 +76,22 @@ class FactSection(Mapping[str, Any]):
 def load_rule_facts(name: str) -> dict[str, FactSection]:
     """Read ``specs/rules/NAME.yaml`` once per process."""
     from rigcheck._resources import rules_data_file
-    from rigcheck.core.loader import load_yaml_file
+    from rigcheck.core import data_cache
 
     path = str(rules_data_file(f"{name}.yaml"))
-    document = load_yaml_file(path)
+    data = data_cache.cached_file(path)  # loaded before: no YAML parsed (rigcheck.core.data_cache)
+    if data is None:
+        from rigcheck.core.loader import load_yaml_file
+
+        data = load_yaml_file(path).data
     sections: dict[str, FactSection] = {}
-    for key, values in document.data.items():
+    for key, values in data.items():
         if key == "schema_version":
             continue
         if not isinstance(values, dict) or "source" not in values or "as_of" not in values:
-            _, mark = document.source_map.locate(f"/{key}")
+            from rigcheck.core.loader import load_yaml_file
+
+            _, mark = load_yaml_file(path).source_map.locate(f"/{key}")
             raise SpecError(
                 Problem(
                     path,

@@ -7,8 +7,8 @@ that ``rigcheck explain``, ``--select``/``--ignore`` and the generated docs know
 
 from __future__ import annotations
 
-from rigcheck.core.findings import Severity
 from rigcheck.core.rules import Rule, RuleDocs
+from rigcheck.core.severity import Severity
 
 _LINTERS = "https://docs.astral.sh/ruff/rules/unused-noqa/ (RUF100)"
 

@@ -222,9 +222,41 @@ def decode_spec_bytes(raw: bytes, path: str) -> str:
 
 
 def load_yaml_file(path: str) -> YamlDocument:
-    """Read and load one spec file. Raises :class:`SpecError` for anything that is not safe YAML data."""
+    """Read and load one spec file. Raises :class:`SpecError` for anything that is not safe YAML data.
+
+    A shipped data file (``specs/hardware``, ``specs/rules``, ``specs/models``) is loaded from
+    :mod:`rigcheck.core.data_cache` when its bytes were loaded before; its positions are then parsed only
+    when asked for."""
     text, digest = read_spec_text(path)
-    return load_yaml_text(text, path, sha256=digest)
+    from rigcheck.core import data_cache
+
+    if not data_cache.is_shipped_data(path):
+        return load_yaml_text(text, path, sha256=digest)
+    cached = data_cache.get(digest)
+    if cached is not None:
+        return YamlDocument(path, cached, _LazySourceMap(path, text), text, digest, [])
+    document = load_yaml_text(text, path, sha256=digest)
+    if not document.traps:
+        data_cache.put(digest, document.data)
+    return document
+
+
+class _LazySourceMap(SourceMap):
+    """The source map of a document loaded from the data cache: the text is parsed again the first time a
+    position is asked for (an error in shipped data), never otherwise."""
+
+    __slots__ = ("_text",)
+
+    def __init__(self, path: str, text: str) -> None:  # the parent's maps stay unset until needed
+        self.path = path
+        self._text = text
+
+    def __getattr__(self, name: str) -> Any:  # only called for a slot not yet set
+        if name not in ("_keys", "_values"):
+            raise AttributeError(name)
+        parsed = load_yaml_text(self._text, self.path).source_map
+        self._keys, self._values = parsed._keys, parsed._values
+        return getattr(self, name)
 
 
 def load_yaml_text(text: str, path: str = "<string>", *, sha256: str | None = None) -> YamlDocument:

@@ -3,8 +3,8 @@ be unique."""
 
 from __future__ import annotations
 
-from rigcheck.core.findings import Severity
 from rigcheck.core.rules import Rule, RuleDocs
+from rigcheck.core.severity import Severity
 
 _WHY_SAME = (
     "A job spanning nodes runs at the pace of its slowest or oddest node, and collective libraries assume the "

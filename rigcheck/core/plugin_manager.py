@@ -38,7 +38,13 @@ import pluggy
 
 from rigcheck.core import hookspecs
 from rigcheck.core.errors import PluginError
-from rigcheck.core.fields import did_you_mean
+from rigcheck.core.plugin_env import (
+    ENTRY_POINT_GROUP,
+    env_flag,
+    installed_plugin_names,
+    normalise_name,
+    plugin_autoload_allowed,
+)
 from rigcheck.core.registry import (
     CheckerEntry,
     ConfigSchema,
@@ -50,7 +56,6 @@ from rigcheck.core.registry import (
 )
 from rigcheck.core.sandbox import PluginExit, call_in_child, can_isolate
 
-ENTRY_POINT_GROUP = "rigcheck"
 HOOKS = (
     "rigcheck_catalog",
     "rigcheck_checkers",
@@ -71,17 +76,7 @@ HOOK_FAULT_EFFECTS = {
 IMPORT_FAULT_EFFECT = "its checkers did not run"
 
 
-def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
-
-
-def plugin_autoload_allowed(name: str) -> bool:
-    """Whether an installed plugin would load under RIGCHECK_DISABLE_PLUGIN_AUTOLOAD / RIGCHECK_LOAD_PLUGINS."""
-    if _env_flag("RIGCHECK_DISABLE_PLUGIN_AUTOLOAD"):
-        return False
-    if "RIGCHECK_LOAD_PLUGINS" in os.environ:
-        return name in {item.strip() for item in os.environ["RIGCHECK_LOAD_PLUGINS"].split(",")}
-    return True
+_env_flag = env_flag
 
 
 class PluginHost:
@@ -131,9 +126,12 @@ class PluginHost:
     def _load(self) -> Registry:
         for name in self.blocked:
             self.pm.set_blocked(name)
+        from rigcheck.core.builtin_index import stand_in
+
         for module_name in self.builtins:
-            if module_name not in self.blocked:
-                self._register(importlib.import_module(module_name), module_name, _rigcheck_version(), True)
+            if module_name not in self.blocked:  # a checker module in the index is imported when it runs
+                plugin = stand_in(module_name) or importlib.import_module(module_name)
+                self._register(plugin, module_name, _rigcheck_version(), True)
         if self.autoload:
             self._load_entry_points()
         for module_name in self.extra_modules:
@@ -272,6 +270,8 @@ class PluginHost:
             self.pm.check_pending()
         except pluggy.PluginValidationError as exc:
             plugin_name = self.pm.get_name(exc.plugin) if exc.plugin is not None else "?"
+            from rigcheck.core.fields import did_you_mean
+
             unknown = str(exc).split("'")[1] if "'" in str(exc) else ""
             hint = did_you_mean(unknown, HOOKS) if unknown else ""
             raise PluginError(
@@ -477,26 +477,16 @@ def _plugin_api() -> str:
     return __plugin_api__
 
 
-def normalise_name(name: str) -> str:
-    """Distribution-name normalisation (PEP 503): case, ``-``, ``_`` and ``.`` do not matter."""
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 _normalise = normalise_name
 
-
-def installed_plugin_names() -> list[str]:
-    """Entry-point and distribution names of the installed ``rigcheck`` plugins, from package metadata
-    (nothing is imported)."""
-    from importlib.metadata import entry_points
-
-    names = []
-    for entry_point in entry_points(group=ENTRY_POINT_GROUP):
-        names.append(entry_point.name)
-        dist = getattr(entry_point, "dist", None)
-        if dist is not None:
-            names.append(dist.name)
-    return names
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "HOOKS",
+    "PluginHost",
+    "installed_plugin_names",
+    "normalise_name",
+    "plugin_autoload_allowed",
+]
 
 
 def _module_location(module: str) -> str | None:

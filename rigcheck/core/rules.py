@@ -11,9 +11,15 @@ import re
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from rigcheck.core.findings import Finding, Location, Severity, new_finding
+from rigcheck.core.severity import Severity
+
+if TYPE_CHECKING:
+    from rigcheck.core.findings import Finding, Location
+
+#: :mod:`rigcheck.core.findings`, once a rule made a finding (``rigcheck rules`` and ``explain`` need no pydantic).
+_findings: Any = None
 
 #: The checker the engine is running, so that findings are born stamped with it (``engine.py``).
 CURRENT_CHECKER: ContextVar[tuple[str, str]] = ContextVar("rigcheck_current_checker", default=("", ""))
@@ -115,6 +121,10 @@ class Rule:
         related: tuple[Location, ...] | list[Location] = (),
     ) -> Finding:
         """A finding of this rule; the engine fills in the checker and plugin names."""
+        global _findings
+        if _findings is None:  # pydantic is imported when the first finding is made, not with the rules
+            from rigcheck.core import findings as _findings
+        Location, new_finding = _findings.Location, _findings.new_finding
         if not isinstance(message, str) or not (location is None or isinstance(location, Location)):
             raise TypeError(f"{self.code}: a finding needs a message string and a rigcheck.Location")
         return new_finding(  # the fields are this method's typed arguments: no re-validation

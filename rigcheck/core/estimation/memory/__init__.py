@@ -37,12 +37,37 @@ __all__ = [
 ]
 
 
+#: Estimates already made: (inputs, the type of each input, id of the facts) -> (facts, estimate). The
+#: estimate is a pure function of its inputs and facts, and rigcheck lint meets the same configuration
+#: many times (each pair, and MEM001's candidate fixes); bounded, so memory stays flat.
+_MADE: dict[tuple[Any, ...], tuple[Mapping[str, Any], MemoryEstimate]] = {}
+_MADE_MAX = 4096
+
+
 def estimate_memory(inputs: MemoryInputs, facts: Mapping[str, Any] | None = None) -> MemoryEstimate:
     """Estimate one GPU's memory for a training or inference workload."""
-    if facts is None:
-        from rigcheck.core.facts import load_rule_facts
+    from rigcheck.core import facts as rule_facts
 
-        facts = load_rule_facts("memory")
+    if facts is None:
+        facts = rule_facts.load_rule_facts("memory")
+    if rule_facts._READS is not None:  # recording which facts are read: every read must happen
+        return _estimate(inputs, facts)
+    try:
+        # the types too: 1 == 1.0 == True, but a formula may print them differently
+        key = (inputs, tuple(map(type, vars(inputs).values())), id(facts))
+        made = _MADE.get(key)
+    except TypeError:  # an input that cannot be hashed (a list where a tuple belongs): not kept
+        return _estimate(inputs, facts)
+    if made is not None and made[0] is facts:
+        return made[1]
+    estimate = _estimate(inputs, facts)
+    if len(_MADE) >= _MADE_MAX:
+        _MADE.clear()
+    _MADE[key] = (facts, estimate)
+    return estimate
+
+
+def _estimate(inputs: MemoryInputs, facts: Mapping[str, Any]) -> MemoryEstimate:
     from rigcheck.core.estimation.memory.runtime import finish
 
     if inputs.training:
