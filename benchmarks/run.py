@@ -9,7 +9,8 @@ as it does in pre-commit and CI), with the peak resident memory of that process.
   pair; ``yamllint`` and ``check-jsonschema`` (with rigcheck's own schemas) on the same two files;
 - throughput: ``rigcheck lint`` on a generated repository of 1,000 rigs and 1,000 workloads (each
   workload paired with a rig), against a process that only parses the same files with PyYAML's C
-  loader (the floor of any YAML linter in Python);
+  loader (the floor of any YAML linter in Python); ``lint --jobs 1``, ``--jobs 2`` and ``--jobs``
+  the number of CPUs (the default) for the runs checked in worker processes (issue 20);
 - scale: ``rigcheck check`` on one rig with 1 / 10 / 100 / 1,000 / 4,096 nodes listed one by one, 8
   GPUs each (32,768 GPUs at the top), against the C-loader parse of the same file;
 - a hostile pull request (issue 15, docs/security.md): ``rigcheck lint`` of 10,000 tiny specs, a rig
@@ -135,6 +136,12 @@ def benchmark(runs: int, quick: bool, only: str | None = None) -> list[Timing]:
             [*rigcheck, "lint", "--format", "json", "-o", os.devnull],
             cwd=root / "repo",
         )
+        for jobs in sorted({1, 2, os.cpu_count() or 1}):  # issue 20: the runs in worker processes
+            add(
+                f"rigcheck lint --jobs {jobs}, {2 * count} files",
+                [*rigcheck, "lint", "--format", "json", "-o", os.devnull, "--jobs", str(jobs)],
+                cwd=root / "repo",
+            )
         if yamllint:
             add(f"yamllint, {2 * count} files", [yamllint, "-d", "relaxed", str(root / "repo")])
         print("hostile input (each must end in a one-line error, quickly)", file=sys.stderr)

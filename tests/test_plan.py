@@ -256,3 +256,26 @@ def test_the_worked_example_in_docs_plan_md_is_what_the_command_prints(run_cli, 
     shown = page.split(command, 1)[1].split("```", 1)[0].rstrip("\n").splitlines()
     printed = run_cli("plan", "llama-2-7b-sft-lora", mode, "--no-references").out.splitlines()
     assert shown == printed[: len(shown)]
+
+
+def test_a_budget_fails_what_costs_more_and_says_so(run_cli, write_spec) -> None:  # type: ignore[no-untyped-def]
+    plan = _plan(
+        run_cli,
+        write_spec,
+        LORA_7B,
+        "--buy",
+        "--gpus",
+        "RTX 3090,RTX 4090",
+        "--max-gpus",
+        "1",
+        "--budget",
+        "3000",
+    )
+    cheap, dear = (
+        _row(plan, "build 1x NVIDIA GeForce RTX 3090 (desktop)"),
+        _row(plan, "build 1x NVIDIA GeForce RTX 4090 (desktop)"),
+    )
+    assert cheap["passes"] and not cheap["over_budget"] and cheap["cost"]["total"]["default"] <= 3000
+    assert dear["over_budget"] and not dear["passes"] and dear["rank"] is None
+    assert dear["why_not"] == f"over the budget: {dear['cost']['total']['default']:,.0f} USD > 3,000"
+    assert "fastest under budget: build 1x NVIDIA GeForce RTX 3090 (desktop)" in plan["answer"]

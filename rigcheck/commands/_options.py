@@ -136,6 +136,31 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
     add_plugin_options(parser)
 
 
+def jobs_count(text: str) -> int:
+    """``--jobs N``: a whole number of at least 1 (else a usage error, exit 2)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(
+            f"{value} jobs: give 1 or more (1 checks everything in this process)"
+        )
+    return value
+
+
+def add_jobs_option(parser: argparse.ArgumentParser) -> None:
+    """``--jobs N`` of ``lint``: worker processes for its runs (default: the number of CPUs)."""
+    parser.add_argument(
+        "--jobs",
+        type=jobs_count,
+        default=None,
+        metavar="N",
+        help="check the runs in N worker processes where that pays (default: the number of CPUs; 1: all "
+        "in this process; fewer than 2 runs per job, --isolate-plugins, or no fork: in this process)",
+    )
+
+
 def add_color_option(parser: argparse.ArgumentParser) -> None:
     """``--color`` of the commands that write a text report."""
     parser.add_argument(

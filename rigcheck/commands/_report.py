@@ -54,6 +54,8 @@ class ReportRequest:
     verbose: bool
     show_passes: bool
     show_config: bool
+    #: ``lint --jobs``: worker processes (``check`` has one run: 1).
+    jobs: int = 1
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, paths: Sequence[str]) -> ReportRequest:
@@ -76,7 +78,13 @@ class ReportRequest:
             verbose=args.verbose,
             show_passes=args.show_passes,
             show_config=args.show_config,
+            jobs=_jobs(getattr(args, "jobs", 1)),
         )
+
+
+def _jobs(given: int | None) -> int:
+    """``--jobs`` as given, else the number of CPUs."""
+    return given if given is not None else os.cpu_count() or 1
 
 
 def run_report(args: argparse.Namespace, paths: list[str], build: Callable[[Pipeline], Report]) -> int:
@@ -137,6 +145,7 @@ def build_pipeline(request: ReportRequest) -> Pipeline:
         no_ignores=request.no_ignores,
         baseline=None if request.create_baseline else baseline,
         isolate_plugins=isolation_requested(request.isolate_plugins),
+        jobs=request.jobs,
     )
 
 

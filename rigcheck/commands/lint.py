@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from rigcheck.commands._options import add_report_options
+from rigcheck.commands._options import add_jobs_option, add_report_options
 
 if TYPE_CHECKING:
     from rigcheck.core.lint import Pipeline
@@ -23,6 +23,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("paths", metavar="PATH", nargs="*", default=[], help="files or folders (default: .)")
     add_report_options(parser)
+    add_jobs_option(parser)
     parser.set_defaults(handler=run, confined=True)
     return parser
 

@@ -95,6 +95,12 @@ def _construct(cls: type[_Model], values: dict[str, Any], fields_set: set[str]) 
     return instance
 
 
+def restore(cls: type[_Model], values: dict[str, Any], fields_set: set[str]) -> _Model:
+    """A model again from its field values and set fields, as they were taken apart to be sent between
+    processes (``rigcheck lint --jobs``): no validation, the values are the model's own."""
+    return _construct(cls, values, fields_set)
+
+
 _FINDING_FIELDS = tuple(Finding.model_fields)
 
 

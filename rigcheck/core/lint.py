@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import gc
 import glob
+import multiprocessing
 import os
+import sys
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -27,7 +29,7 @@ from rigcheck.core.discovery import discover
 from rigcheck.core.documents import SpecDocument, declares_rigcheck, load_spec, spec_from_yaml
 from rigcheck.core.engine import CheckerStatus, RunOptions, check_all, run_checks
 from rigcheck.core.errors import Problem, SpecError
-from rigcheck.core.findings import Finding, Location, Severity
+from rigcheck.core.findings import Finding, Location, Severity, restore
 from rigcheck.core.lint_rules import UNKNOWN_RIG, WORKLOAD_WITHOUT_RIG
 from rigcheck.core.loader import load_yaml_file
 from rigcheck.core.registry import Registry
@@ -55,6 +57,8 @@ class Pipeline:
     no_ignores: bool = False
     baseline: str | None = None
     isolate_plugins: bool = False
+    #: ``rigcheck lint --jobs``: worker processes for the runs (1: all in this process; see worker_count).
+    jobs: int = 1
     #: Plugin name -> its validated settings (``plugins-config``), checked when the pipeline is built.
     plugin_configs: dict[str, Any] = field(init=False, default_factory=dict)
 
@@ -229,22 +233,181 @@ def _check_runs(
     broken: set[str],
     findings: list[Finding],
 ) -> None:
-    """Check each run in order; a spec that turns out broken is reported once and its runs skipped."""
+    """Check each run in order; a spec that turns out broken is reported once and its runs skipped.
+
+    With ``pipeline.jobs`` > 1 the runs are checked in forked worker processes first
+    (:func:`_checked_in_workers`); their outcomes are then taken here in run order, exactly as if they
+    had been checked here, and a run without one (a worker that died) is checked here."""
     pair_options = replace(options, skip_rig_only=True)
+    done = _checked_in_workers(runs, pipeline, options, pair_options)
     for index, run in enumerate(runs):
         if run.rig.path in broken or (run.workload is not None and run.workload.path in broken):
             continue
-        try:
-            run_options = pair_options if run.workload is not None else options
-            _, produced, statuses = check_all(
-                run.rig, run.workload, pipeline.registry, pipeline.catalog, run_options
-            )
-        except SpecError as exc:  # an unknown GPU, a bad model preset: reported once, at its line
-            broken.update(problem.file for problem in exc.problems)
-            findings.extend(_problem_findings(exc.problems, pipeline.registry))
+        outcome = done.get(index)
+        if outcome is None:
+            outcome = _check_one(run, pipeline, options, pair_options)
+        produced, statuses, problems = outcome
+        if problems is not None:  # an unknown GPU, a bad model preset: reported once, at its line
+            broken.update(problem.file for problem in problems)
+            findings.extend(_problem_findings(problems, pipeline.registry))
             continue
         run.findings = [finding.with_changes(run=index) for finding in produced]
         run.ran, run.left = totals.add(statuses)
+
+
+#: One run checked: its findings and checker statuses, or the problems of a spec it found broken.
+_Outcome = tuple[list[Finding], list[CheckerStatus], list[Problem] | None]
+
+
+def _check_one(run: _Run, pipeline: Pipeline, options: RunOptions, pair_options: RunOptions) -> _Outcome:
+    try:
+        _, produced, statuses = check_all(
+            run.rig,
+            run.workload,
+            pipeline.registry,
+            pipeline.catalog,
+            pair_options if run.workload is not None else options,
+        )
+    except SpecError as exc:
+        return [], [], list(exc.problems)
+    return produced, statuses, None
+
+
+#: Fewer runs than this many per job are checked in-process: forking and sending findings back costs
+#: more than it saves.
+RUNS_PER_JOB = 2
+
+
+def worker_count(jobs: int, runs: int, *, isolate_plugins: bool = False) -> int:
+    """How many worker processes ``rigcheck lint --jobs JOBS`` uses for ``runs`` runs; 0: none, every
+    run is checked in this process (the ``--jobs 1`` path).
+
+    Workers are forked (they inherit the loaded plugins, catalog and settings, nothing is imported
+    again), so there are none where ``fork`` is not a start method (Windows) or not a safe one (macOS,
+    where ``spawn`` is the default and would import everything again), none from a process that runs
+    other threads (forking one can deadlock; rigcheck's idle plugin watchdog is fine), none with
+    ``--isolate-plugins`` (which forks per checker already), and none for fewer than
+    :data:`RUNS_PER_JOB` runs per job."""
+    if jobs <= 1 or isolate_plugins or runs < RUNS_PER_JOB * jobs:
+        return 0
+    if sys.platform in ("win32", "darwin") or "fork" not in multiprocessing.get_all_start_methods():
+        return 0
+    from rigcheck.core.sandbox import safe_to_fork
+
+    return jobs if safe_to_fork() else 0
+
+
+#: What forked workers inherit: the runs, the pipeline and the two run options (set only while they run).
+_INHERITED: tuple[Sequence[_Run], Pipeline, RunOptions, RunOptions] | None = None
+
+
+def _check_slice(start: int, stop: int) -> _Packed:
+    """In a worker: check runs[start:stop] of the inherited lint run, packed to be sent back."""
+    assert _INHERITED is not None
+    runs, pipeline, options, pair_options = _INHERITED
+    return _pack([_check_one(runs[index], pipeline, options, pair_options) for index in range(start, stop)])
+
+
+#: Outcomes as plain tuples (a finding's field values, its location's, each index into a table of
+#: field sets; a status's slots): pickling them costs half of pickling the models.
+_Packed = tuple[list[frozenset[str]], list[tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], Any]]]
+_FIELDS = tuple(Finding.model_fields)
+_LOCATION_FIELDS = tuple(Location.model_fields)
+
+
+def _pack(outcomes: Sequence[_Outcome]) -> _Packed:
+    sets: dict[frozenset[str], int] = {}
+
+    def index(fields: set[str]) -> int:
+        return sets.setdefault(frozenset(fields), len(sets))
+
+    packed = []
+    for produced, statuses, problems in outcomes:
+        rows = []
+        for finding in produced:
+            values = finding.__dict__
+            location = values["location"]
+            where = (
+                None
+                if location is None
+                else (
+                    tuple(location.__dict__[name] for name in _LOCATION_FIELDS),
+                    index(location.model_fields_set),
+                )
+            )
+            rows.append(
+                (
+                    tuple(where if name == "location" else values[name] for name in _FIELDS),
+                    index(finding.model_fields_set),
+                )
+            )
+        states = [(s.name, s.plugin, s.status, s.findings, s.duration_ms, s.reason) for s in statuses]
+        packed.append((rows, states, problems))
+    return list(sets), packed
+
+
+def _unpack(packed: _Packed) -> list[_Outcome]:
+    sets, outcomes = packed
+    out: list[_Outcome] = []
+    for rows, states, problems in outcomes:
+        produced = []
+        for values, fields in rows:
+            finding = dict(zip(_FIELDS, values, strict=True))
+            where = finding["location"]
+            if where is not None:
+                finding["location"] = restore(
+                    Location, dict(zip(_LOCATION_FIELDS, where[0], strict=True)), set(sets[where[1]])
+                )
+            produced.append(restore(Finding, finding, set(sets[fields])))
+        out.append((produced, [CheckerStatus(*state) for state in states], problems))
+    return out
+
+
+def _checked_in_workers(
+    runs: Sequence[_Run], pipeline: Pipeline, options: RunOptions, pair_options: RunOptions
+) -> dict[int, _Outcome]:
+    """Run index -> its outcome, for the runs checked in worker processes (:func:`worker_count`).
+
+    The runs go out in slices, in order; a slice whose worker died or whose outcome could not be sent
+    back is missing, and :func:`_check_runs` checks those runs in this process (a checker that raises
+    is an ENGINE finding inside the worker, as here)."""
+    workers = worker_count(pipeline.jobs, len(runs), isolate_plugins=pipeline.isolate_plugins)
+    if not workers:
+        return {}
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    global _INHERITED
+    done: dict[int, _Outcome] = {}
+    # The first rig alone and the first pair here: the checker modules they import and the caches they
+    # fill are then inherited, not built again in each worker.
+    first_pair = next((index for index, run in enumerate(runs) if run.workload is not None), None)
+    for index in sorted({0} if first_pair is None else {0, first_pair}):
+        done[index] = _check_one(runs[index], pipeline, options, pair_options)
+    rest = [index for index in range(len(runs)) if index not in done]
+    size = max(1, -(-len(rest) // (workers * 8)))
+    slices: list[tuple[int, int]] = []
+    for index in rest:  # contiguous ranges of the runs left, at most size long
+        if slices and slices[-1][1] == index and index - slices[-1][0] < size:
+            slices[-1] = (slices[-1][0], index + 1)
+        else:
+            slices.append((index, index + 1))
+    _INHERITED = (runs, pipeline, options, pair_options)
+    for stream in (sys.stdout, sys.stderr):  # a child flushes what it inherited: nothing must be waiting
+        stream.flush()
+    try:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            futures: list[Future[_Packed]] = [pool.submit(_check_slice, *part) for part in slices]
+            for (start, _), future in zip(slices, futures, strict=True):
+                try:
+                    outcomes = _unpack(future.result())
+                except Exception:  # a dead worker, an outcome that would not pickle
+                    continue
+                done.update(enumerate(outcomes, start))
+    except OSError:  # no processes to be had: whatever came back stands, the rest is checked here
+        pass
+    finally:
+        _INHERITED = None
+    return done
 
 
 class _Totals:

@@ -137,6 +137,15 @@ def call_watched(function: Callable[[], T], seconds: float) -> T:
     return _WATCHDOG.call(function, seconds)
 
 
+def safe_to_fork() -> bool:
+    """Whether this process may fork now: no thread runs but this one and the idle watchdog (a thread
+    that runs while the process forks may hold a lock the child then waits on forever)."""
+    current = threading.current_thread()
+    watchdog = _WATCHDOG._worker
+    others = [thread for thread in threading.enumerate() if thread is not current and thread is not watchdog]
+    return not others and _WATCHDOG.abandoned == 0
+
+
 def isolation_requested(flag: bool | None) -> bool:
     if flag is not None:
         return flag
