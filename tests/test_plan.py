@@ -77,6 +77,10 @@ def _plan(run_cli, write_spec, workload: str, *args: str) -> dict:  # type: igno
     return json.loads(result.out)
 
 
+#: Owned rigs of one or two RTX 3090s or 4090s: the seed's comparison.
+THREE_OR_FOUR = ("--buy", "--gpus", "RTX 3090,RTX 4090")
+
+
 def _row(plan: dict, name: str) -> dict:
     [row] = [row for row in plan["rows"] if row["candidate"] == name]
     return row
@@ -109,18 +113,7 @@ def test_dual_3090s_beat_one_4090_where_memory_decides(run_cli, write_spec) -> N
 
 
 def test_dual_3090s_lose_to_one_4090_where_speed_decides(run_cli, write_spec) -> None:  # type: ignore[no-untyped-def]
-    plan = _plan(
-        run_cli,
-        write_spec,
-        LORA_7B,
-        "--buy",
-        "--gpus",
-        "RTX 3090,RTX 4090",
-        "--max-gpus",
-        "2",
-        "--deadline",
-        "3.1",
-    )
+    plan = _plan(run_cli, write_spec, LORA_7B, *THREE_OR_FOUR, "--max-gpus", "2", "--deadline", "3.1")
     dual, single = (
         _row(plan, "build 2x NVIDIA GeForce RTX 3090 (desktop)"),
         _row(plan, "build 1x NVIDIA GeForce RTX 4090 (desktop)"),
@@ -259,18 +252,7 @@ def test_the_worked_example_in_docs_plan_md_is_what_the_command_prints(run_cli, 
 
 
 def test_a_budget_fails_what_costs_more_and_says_so(run_cli, write_spec) -> None:  # type: ignore[no-untyped-def]
-    plan = _plan(
-        run_cli,
-        write_spec,
-        LORA_7B,
-        "--buy",
-        "--gpus",
-        "RTX 3090,RTX 4090",
-        "--max-gpus",
-        "1",
-        "--budget",
-        "3000",
-    )
+    plan = _plan(run_cli, write_spec, LORA_7B, *THREE_OR_FOUR, "--max-gpus", "1", "--budget", "3000")
     cheap, dear = (
         _row(plan, "build 1x NVIDIA GeForce RTX 3090 (desktop)"),
         _row(plan, "build 1x NVIDIA GeForce RTX 4090 (desktop)"),
