@@ -261,3 +261,17 @@ def test_a_budget_fails_what_costs_more_and_says_so(run_cli, write_spec) -> None
     assert dear["over_budget"] and not dear["passes"] and dear["rank"] is None
     assert dear["why_not"] == f"over the budget: {dear['cost']['total']['default']:,.0f} USD > 3,000"
     assert "fastest under budget: build 1x NVIDIA GeForce RTX 3090 (desktop)" in plan["answer"]
+
+
+def test_text_escapes_what_a_given_rig_names(run_cli, write_spec, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    path = write_spec(LORA_7B, "workload.yaml")
+    rig = tmp_path / "odd.yaml"
+    rig.write_text(
+        'apiVersion: rigcheck/v1\nkind: Rig\nname: odd\nnodes:\n  - gpus: {model: "RTX 3090\\u001b[2J"}\n',
+        encoding="utf-8",
+    )
+    result = run_cli(
+        "plan", path, "--buy", "--gpus", "RTX 3090", "--max-gpus", "1", "--no-references", "--rig", str(rig)
+    )
+    assert "\x1b" not in result.out
+    assert "1x RTX 3090\\x1b[2J" in result.out and "not a valid rig: " in result.out

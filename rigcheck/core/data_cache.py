@@ -97,6 +97,8 @@ def put(digest: str, data: Any) -> None:
         return
     try:
         text = json.dumps({"sha256": digest, "data": data}, ensure_ascii=False, allow_nan=True)
+        if json.loads(text)["data"] != data:  # non-string keys, tuples: JSON would change the data
+            return
         os.makedirs(os.path.dirname(entry), exist_ok=True)
         temporary = f"{entry}.{os.getpid()}.tmp"
         with open(temporary, "w", encoding="utf-8") as handle:

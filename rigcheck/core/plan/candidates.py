@@ -4,7 +4,6 @@ is a rig spec (plain data, checked like any other) plus what it costs to rent or
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -14,7 +13,7 @@ from rigcheck.core.plan.prices import InstanceOffer, Price, PriceBook
 
 Kind = Literal["rent", "buy", "reference", "given"]
 
-#: Node counts tried for an 8-GPU cloud size whose one node does not pass on memory.
+#: Node counts tried for an 8-GPU cloud size whose one node does not pass on memory (planner._more_nodes).
 MULTI_NODE_COUNTS = (2, 4, 8, 16)
 #: Local disk kinds of the instance data as rig storage kinds (GCP's Local SSD on GPU machine types is
 #: NVMe-attached: https://cloud.google.com/compute/docs/disks/local-ssd).
@@ -93,15 +92,7 @@ def cloud_candidates(book: PriceBook, gpu_filter: set[str] | None) -> Iterator[C
 
 
 def cloud_candidate(offer: InstanceOffer, nodes: int) -> Candidate:
-    hourly = None
-    if offer.price is not None:
-        hourly = Price(
-            offer.price.amount * nodes,
-            offer.price.currency,
-            offer.price.what,
-            offer.price.source,
-            offer.price.as_of,
-        )
+    hourly = offer.price.times(nodes) if offer.price is not None else None
     name = offer.label if nodes == 1 else f"{nodes} x {offer.label}"
     notes = [] if offer.price is not None else ["no sourced on-demand price"]
     return Candidate(
@@ -115,16 +106,6 @@ def cloud_candidate(offer: InstanceOffer, nodes: int) -> Candidate:
         notes=notes,
         offer=offer,
     )
-
-
-def more_nodes(candidate: Candidate, needed_gpus: int) -> list[Candidate]:
-    """Multi-node variants of a cloud size with 8 GPUs: the node counts from the one that holds
-    ``needed_gpus`` (at least two nodes) up, as far as :data:`MULTI_NODE_COUNTS` goes."""
-    offer = candidate.offer
-    if offer is None or offer.gpus < 8:
-        return []
-    least = max(2, math.ceil(needed_gpus / offer.gpus))
-    return [cloud_candidate(offer, nodes) for nodes in MULTI_NODE_COUNTS if nodes >= least][:2]
 
 
 def reference_candidates(book: PriceBook) -> Iterator[Candidate]:
@@ -163,13 +144,7 @@ def _given(data: Mapping[str, Any], kind: Kind, name: str, by_name: Mapping[str,
     instance = nodes[0].get("instance") if len(nodes) == 1 else None
     offer = by_name.get(str(instance).split()[-1].lower()) if instance else None
     if offer is not None and offer.price is not None:
-        hourly = Price(
-            offer.price.amount * candidate.nodes,
-            offer.price.currency,
-            offer.price.what,
-            offer.price.source,
-            offer.price.as_of,
-        )
+        hourly = offer.price.times(candidate.nodes)
         candidate.kind = "rent" if kind == "reference" else kind
         candidate.hourly, candidate.offer = hourly, offer
     elif kind == "reference":

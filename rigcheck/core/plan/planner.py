@@ -118,9 +118,11 @@ def _candidates(
 
 
 def _gpu_id(catalog: Any, name: str) -> str | None:
+    from rigcheck.core.catalog import CatalogLookupError
+
     try:
         return str(catalog.lookup(name).id)
-    except Exception:  # a name the catalog does not know: the rules will say so
+    except CatalogLookupError:  # a name the catalog does not know: the rules will say so
         return None
 
 

@@ -22,6 +22,10 @@ class Price:
     source: str
     as_of: str
 
+    def times(self, count: float) -> Price:
+        """``count`` of the thing at this price (GPUs of a rig, nodes of a rental)."""
+        return Price(self.amount * count, self.currency, self.what, self.source, self.as_of)
+
     def age_days(self, today: date) -> int:
         return (today - date.fromisoformat(self.as_of)).days
 
@@ -72,6 +76,9 @@ class Template:
     pcie_gen: int | None
     max_ram_gb: float | None
     memory: str | None
+    chassis_form_factor: str | None
+    lanes_one_gpu: int | None
+    lanes_per_gpu_several: int | None
     parts: Mapping[str, tuple[Part, ...]]
     unpriced: tuple[str, ...]
     source: str
@@ -87,6 +94,7 @@ class PriceBook:
     templates: tuple[Template, ...]
     electricity: tuple[Mapping[str, Any], ...]
     fx: tuple[Mapping[str, Any], ...] = field(default=())
+    blower_edition_slots: float | None = None  # platforms.yaml sizing
 
     def template(self, name: str) -> Template:
         return next(template for template in self.templates if template.name == name)
@@ -149,13 +157,14 @@ def _instances(data: Mapping[str, Any], canonical: Any) -> tuple[InstanceOffer, 
                     size.get("price_source") or family.get("price_source") or family["source"],
                     size.get("price_as_of") or family.get("price_as_of") or family["as_of"],
                 )
+            gpu = canonical(family["gpu"])
             offers.append(
                 InstanceOffer(
                     provider=family["provider"],
                     family=family["family"],
                     name=size["name"],
-                    gpu=canonical(family["gpu"]).id,
-                    gpu_name=canonical(family["gpu"]).name,
+                    gpu=gpu.id,
+                    gpu_name=gpu.name,
                     gpus=int(size["gpus"]),
                     vcpus=int(size["vcpus"]),
                     memory_gib=float(size["memory_gib"]),
@@ -216,6 +225,9 @@ def _templates(data: Mapping[str, Any]) -> tuple[Template, ...]:
                 pcie_gen=row.get("pcie_gen"),
                 max_ram_gb=row.get("max_ram_gb"),
                 memory=row.get("memory"),
+                chassis_form_factor=row.get("chassis_form_factor"),
+                lanes_one_gpu=row.get("lanes_one_gpu"),
+                lanes_per_gpu_several=row.get("lanes_per_gpu_several"),
                 parts=chosen,
                 unpriced=tuple(row.get("unpriced") or ()),
                 source=row["source"],
@@ -257,4 +269,5 @@ def price_book() -> PriceBook:
         templates=_templates(platforms),
         electricity=tuple(platforms.get("electricity") or ()),
         fx=tuple(platforms.get("fx") or ()),
+        blower_edition_slots=(platforms.get("sizing") or {}).get("blower_edition_slots"),
     )

@@ -42,6 +42,8 @@ def row_for(outcome: Outcome, money: Money, budget: float | None) -> PlanRow:
     over = budget is not None and total is not None and total > budget
     deciding = outcome.deciding
     why = f"{deciding.code}: {deciding.message}" if deciding else None
+    if why is None and not outcome.passes and outcome.notes:  # a rig rigcheck could not read
+        why = outcome.notes[-1]
     if over and why is None:
         why = f"over the budget: {fmt(total or 0, 0)} {money.currency} > {fmt(budget or 0, 0)}"
     prices = [

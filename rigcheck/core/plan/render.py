@@ -70,7 +70,7 @@ def render_text(report: PlanReport, *, limit: int = 15, show_failing: int = 5) -
         passing = [row for row in rows if row.passes][:limit]
         failing = [row for row in rows if not row.passes][:show_failing]
         lines.append(f"{title}: {sum(r.passes for r in rows)} of {len(rows)} pass")
-        lines.extend(_table([cells(row) for row in passing + failing]))
+        lines.extend(_table([[escape_text(cell) for cell in cells(row)] for row in passing + failing]))
         hidden = len(rows) - len(passing) - len(failing)
         if hidden > 0:
             lines.append(f"  ... and {hidden} more (-f json lists all)")

@@ -63,21 +63,23 @@ def build(book: PriceBook, template: Template, gpu: GpuSpec, count: int, passes:
         notes.append(f"no sourced price for the {gpu.name}")
     if count >= int(platform["open_air_stacking"]["warn_at_cards"]) and gpu.cooler == "open-air":
         node["gpus"]["cooler"] = "blower"
-        node["gpus"]["slots"] = 2
-        notes.append("blower (2-slot) editions of the card, as PLT005 asks for this many cards")
+        if book.blower_edition_slots:
+            node["gpus"]["slots"] = book.blower_edition_slots
+        notes.append("blower editions of the card, as PLT005 asks for this many cards")
     if count > 1:
         node["gpu_interconnect"] = {"kind": "nvswitch" if template.gpu_form_factor == "sxm" else "pcie"}
-    if template.pcie_gen:
-        lanes = 8 if template.name == "desktop" and count > 1 else 16
-        node["pcie"] = {"gen": int(template.pcie_gen), "lanes_per_gpu": lanes}
+    lanes = template.lanes_one_gpu if count == 1 else template.lanes_per_gpu_several
+    if template.pcie_gen and lanes:
+        node["pcie"] = {"gen": int(template.pcie_gen), "lanes_per_gpu": int(lanes)}
     vram = gpu.memory_gib * count
     ram_gb = _ram(template, vram * float(platform["system_ram"]["recommended_ratio"]), parts, notes)
     if ram_gb:
         node["memory_gib"] = ram_gb
     if template.gpu_form_factor == "pcie":
         margin = float(platform["gpu_length"]["margin_mm"])
-        form_factor = "rackmount" if template.name.startswith("server") else "full-tower"
-        node["chassis"] = {"form_factor": form_factor}
+        node["chassis"] = (
+            {"form_factor": template.chassis_form_factor} if template.chassis_form_factor else {}
+        )
         if gpu.length_mm:
             node["chassis"]["gpu_clearance_mm"] = math.ceil(gpu.length_mm + margin)
             notes.append(f"a case with at least {math.ceil(gpu.length_mm + margin)} mm of GPU clearance")
@@ -95,9 +97,7 @@ def build(book: PriceBook, template: Template, gpu: GpuSpec, count: int, passes:
 
 
 def _times(price: Price | None, count: int) -> Price | None:
-    if price is None:
-        return None
-    return Price(price.amount * count, price.currency, price.what, price.source, price.as_of)
+    return price.times(count) if price is not None else None
 
 
 def _ram(
