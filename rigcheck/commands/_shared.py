@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
 if TYPE_CHECKING:
@@ -137,11 +137,15 @@ def load_specs(
     return loaded[0], loaded[1]
 
 
-def emit(text: str, output: str | None) -> None:
-    """Write ``text`` to the file ``output``, or to standard output when it is None or empty."""
+def emit(text: str | Iterable[str], output: str | None) -> None:
+    """Write ``text`` (a string, or its parts in order) to the file ``output``, or to standard output
+    when it is None or empty."""
+    parts = [text] if isinstance(text, str) else text
     if output:
         with open(output, "w", encoding="utf-8") as handle:
-            handle.write(text)
+            for part in parts:
+                handle.write(part)
     else:
-        sys.stdout.write(text)
+        for part in parts:
+            sys.stdout.write(part)
         sys.stdout.flush()

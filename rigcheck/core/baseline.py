@@ -74,20 +74,27 @@ def read_baseline(path: str) -> Counter[Key]:
 
 def apply_baseline(findings: Sequence[Finding], path: str) -> list[Finding]:
     """Mark the findings the baseline lists (up to each entry's count) as baselined."""
-    remaining = read_baseline(path)
-    base = Path(path).resolve().parent
-    reason = f"in the baseline {path}"
-    out = []
-    for finding in findings:
+    baseline = Baseline(path)
+    return [baseline.apply(finding) for finding in findings]
+
+
+class Baseline:
+    """:func:`apply_baseline` one finding at a time, in order (each entry covers ``count`` findings)."""
+
+    def __init__(self, path: str) -> None:
+        self.remaining = read_baseline(path)
+        self.base = Path(path).resolve().parent
+        self.reason = f"in the baseline {path}"
+
+    def apply(self, finding: Finding) -> Finding:
         if finding.counts and finding.severity in (Severity.WARN, Severity.FAIL):
-            key = finding_key(finding, base)
-            if remaining[key] > 0:
-                remaining[key] -= 1
-                finding = finding.with_changes(
-                    suppressions=(*finding.suppressions, Suppression(kind="baseline", reason=reason))
+            key = finding_key(finding, self.base)
+            if self.remaining[key] > 0:
+                self.remaining[key] -= 1
+                return finding.with_changes(
+                    suppressions=(*finding.suppressions, Suppression(kind="baseline", reason=self.reason))
                 )
-        out.append(finding)
-    return out
+        return finding
 
 
 def _relative(file: str, base: Path) -> str:

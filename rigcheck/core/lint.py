@@ -9,19 +9,20 @@ file in a pull request does not hide the others.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import glob
 import multiprocessing
 import os
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from rigcheck.core import spec_codes
-from rigcheck.core.baseline import apply_baseline
+from rigcheck.core.baseline import Baseline, apply_baseline
 from rigcheck.core.boundary import outside_reason
 from rigcheck.core.catalog import Catalog
 from rigcheck.core.config import Settings, bind_plugin_configs, fact_overrides
@@ -29,7 +30,8 @@ from rigcheck.core.discovery import discover
 from rigcheck.core.documents import SpecDocument, declares_rigcheck, load_spec, spec_from_yaml
 from rigcheck.core.engine import CheckerStatus, RunOptions, check_all, run_checks
 from rigcheck.core.errors import Problem, SpecError
-from rigcheck.core.findings import Finding, Location, Severity, restore
+from rigcheck.core.finding_store import FindingChain, FindingStore, Packed, Tally, pack, unpack
+from rigcheck.core.findings import Finding, Location, Severity
 from rigcheck.core.lint_rules import UNKNOWN_RIG, WORKLOAD_WITHOUT_RIG
 from rigcheck.core.loader import load_yaml_file
 from rigcheck.core.registry import Registry
@@ -37,13 +39,12 @@ from rigcheck.core.report import (
     CheckerRun,
     Report,
     RunRecord,
+    Summary,
     build_report,
     recount,
-    summarize,
-    verdict_of,
 )
 from rigcheck.core.rules import matches
-from rigcheck.core.suppressions import apply_suppressions
+from rigcheck.core.suppressions import Suppressor, apply_suppressions
 
 
 @dataclass
@@ -100,7 +101,7 @@ class Pipeline:
     ) -> list[Finding]:
         """Severity overrides, then suppressions and waivers, then the baseline."""
         options = self.options
-        overridden = [self._override(finding) for finding in findings]
+        overridden = [self.override(finding) for finding in findings]
         result = apply_suppressions(
             overridden,
             documents,
@@ -115,7 +116,8 @@ class Pipeline:
             out = apply_baseline(out, self.baseline)
         return out
 
-    def _override(self, finding: Finding) -> Finding:
+    def override(self, finding: Finding) -> Finding:
+        """``finding`` at the severity the project config sets for its rule, if it sets one."""
         overrides = self.settings["severity"]
         if not overrides or finding.severity not in (Severity.WARN, Severity.FAIL):
             return finding
@@ -145,7 +147,6 @@ RIG_ONLY = "rig-only: reported with the rig"
 class _Run:
     rig: SpecDocument
     workload: SpecDocument | None
-    findings: list[Finding] = field(default_factory=list)
     #: The checkers that ran, and those left to the rig's own run (shared between runs that agree).
     ran: frozenset[str] = frozenset()
     left: frozenset[str] = frozenset()
@@ -196,13 +197,15 @@ def lint(paths: Sequence[str], pipeline: Pipeline) -> Report:
                 )
             )
     checked_started = time.perf_counter()
-    broken: set[str] = set()
-    options = pipeline.options
+    finisher = _Finisher(pipeline, list(documents.values()))
+    problems, checked = FindingStore(), FindingStore()
+    for finding in findings:  # the files' own problems, found while loading
+        finisher.keep(finisher.take(finding), problems)
     totals = _Totals()
     collecting = gc.isenabled()
     gc.disable()  # the runs make few reference cycles; generation-0 passes over their findings cost 8%
     try:
-        _check_runs(runs, pipeline, options, totals, broken, findings)
+        records = _check_runs(runs, pipeline, totals, finisher, problems, checked)
     finally:
         if collecting:
             gc.enable()
@@ -218,48 +221,143 @@ def lint(paths: Sequence[str], pipeline: Pipeline) -> Report:
         for path in (run.rig.path, run.workload.path if run.workload is not None else None):
             if path is not None:
                 active.setdefault(path, set()).update(codes_of[run.ran])
-    everything = findings + [finding for run in runs for finding in run.findings]
-    everything = [finding for finding in everything if options.selected(finding.code)]
-    finished = pipeline.finish(everything, all_documents, active)
-    records = _records(runs, finished)
-    return _report(_dedupe(finished), records, runs, totals, all_documents, pipeline, load_ms, check_ms)
+    suppression_findings = FindingStore()
+    for finding in finisher.suppressor.finish(active):
+        if pipeline.options.selected(finding.code):
+            finisher.keep(finisher.take(finding, selected=True), suppression_findings)
+    chain = FindingChain(problems, checked, suppression_findings)
+    return _report(chain, records, runs, totals, all_documents, pipeline, load_ms, check_ms)
+
+
+class _Finisher:
+    """The steps :meth:`Pipeline.finish` applies to a whole list, one finding at a time as the runs
+    end (lint keeps counts, not findings): the rule selection, severity overrides, suppressions and
+    waivers, the baseline; then :meth:`keep` drops the repeats (a rig's own findings come out of its
+    alone run and of each pair: the first is kept)."""
+
+    def __init__(self, pipeline: Pipeline, documents: Sequence[SpecDocument]) -> None:
+        self.pipeline = pipeline
+        self.options = pipeline.options
+        self.suppressor = Suppressor(
+            documents,
+            waivers=pipeline.settings.waivers,
+            base=pipeline.settings.base,
+            known_codes=pipeline.registry.rules,
+            inline=not pipeline.no_ignores,
+        )
+        self.baseline = Baseline(pipeline.baseline) if pipeline.baseline else None
+        self.seen: set[tuple[Any, ...]] = set()
+
+    def take(self, finding: Finding, *, selected: bool = False) -> Finding | None:
+        """``finding`` after the pipeline's steps; None when the selection leaves it out."""
+        if not selected and not self.options.selected(finding.code):
+            return None
+        finding = self.suppressor.apply(self.pipeline.override(finding))
+        return self.baseline.apply(finding) if self.baseline is not None else finding
+
+    def keep(self, finding: Finding | None, store: FindingStore) -> None:
+        """Add ``finding`` to ``store`` unless it repeats one kept already."""
+        if finding is None:
+            return
+        location = finding.location
+        key = (
+            finding.code,
+            finding.severity,
+            finding.message,
+            location.file if location else None,
+            location.pointer if location else None,
+        )
+        if key not in self.seen:
+            self.seen.add(key)
+            store.add(finding)
 
 
 def _check_runs(
     runs: Sequence[_Run],
     pipeline: Pipeline,
-    options: RunOptions,
     totals: _Totals,
-    broken: set[str],
-    findings: list[Finding],
-) -> None:
-    """Check each run in order; a spec that turns out broken is reported once and its runs skipped.
+    finisher: _Finisher,
+    problems: FindingStore,
+    checked: FindingStore,
+) -> list[RunRecord]:
+    """Check each run in order, its findings finished and stored as it ends; each run's record.
 
-    With ``pipeline.jobs`` > 1 the runs are checked in forked worker processes first
-    (:func:`_checked_in_workers`); their outcomes are then taken here in run order, exactly as if they
-    had been checked here, and a run without one (a worker that died) is checked here."""
+    A spec that turns out broken is reported once (in ``problems``) and its runs skipped. With
+    ``pipeline.jobs`` > 1 the runs are checked in forked worker processes (:func:`_outcomes`) and
+    taken here in run order, exactly as if they had been checked here; a run without an outcome (a
+    worker that died) is checked here."""
+    options = pipeline.options
     pair_options = replace(options, skip_rig_only=True)
-    done = _checked_in_workers(runs, pipeline, options, pair_options)
-    for index, run in enumerate(runs):
-        if run.rig.path in broken or (run.workload is not None and run.workload.path in broken):
-            continue
-        outcome = done.get(index)
-        if outcome is None:
-            outcome = _check_one(run, pipeline, options, pair_options)
-        produced, statuses, problems = outcome
-        if problems is not None:  # an unknown GPU, a bad model preset: reported once, at its line
-            broken.update(problem.file for problem in problems)
-            findings.extend(_problem_findings(problems, pipeline.registry))
-            continue
-        run.findings = [finding.with_changes(run=index) for finding in produced]
-        run.ran, run.left = totals.add(statuses)
+    broken: set[str] = set()
+    records: list[RunRecord] = []
+    alone: dict[int, dict[str, Tally]] = {}  # id(rig) -> its alone run's tallies by checker
+    outcomes = _outcomes(runs, pipeline, options, pair_options)
+    try:
+        for index, run in enumerate(runs):
+            outcome = next(outcomes)
+            if run.rig.path in broken or (run.workload is not None and run.workload.path in broken):
+                continue
+            if outcome is None:
+                outcome = _check_one(index, run, pipeline, options, pair_options)
+            produced, statuses, found = outcome
+            if found is not None:  # an unknown GPU, a bad model preset: reported once, at its line
+                broken.update(problem.file for problem in found)
+                for finding in _problem_findings(found, pipeline.registry):
+                    finisher.keep(finisher.take(finding), problems)
+                continue
+            run.ran, run.left = totals.add(statuses)
+            by_checker: dict[str, Tally] = {}
+            for finding in produced:
+                finished = finisher.take(finding)
+                if finished is None:
+                    continue
+                tally = by_checker.get(finished.checker)
+                if tally is None:
+                    tally = by_checker[finished.checker] = Tally()
+                tally.add(finished)
+                finisher.keep(finished, checked)
+            records.append(_record(run, by_checker, alone))
+    finally:
+        outcomes.close()
+    return records
+
+
+def _record(run: _Run, by_checker: dict[str, Tally], alone: dict[int, dict[str, Tally]]) -> RunRecord:
+    """The run's verdict and counts. A pair's include its rig's findings from the checkers it left to
+    the rig's own run (rig-only checkers), so a pair is never reported better than its rig."""
+    own = Tally()
+    for tally in by_checker.values():
+        own.merge(tally)
+    if run.workload is None:
+        alone.setdefault(id(run.rig), by_checker)
+    elif id(run.rig) in alone:
+        for checker, tally in alone[id(run.rig)].items():
+            if checker in run.left:
+                own.merge(tally)
+    counts = own.counts
+    return RunRecord(
+        subject=run.subject,
+        rig=run.rig.path,
+        workload=run.workload.path if run.workload else None,
+        verdict=own.verdict.value,
+        summary=Summary(
+            passed=counts[Severity.PASS],
+            skipped=counts[Severity.SKIP],
+            warned=counts[Severity.WARN],
+            failed=counts[Severity.FAIL],
+            suppressed=own.suppressed,
+        ),
+    )
 
 
 #: One run checked: its findings and checker statuses, or the problems of a spec it found broken.
 _Outcome = tuple[list[Finding], list[CheckerStatus], list[Problem] | None]
 
 
-def _check_one(run: _Run, pipeline: Pipeline, options: RunOptions, pair_options: RunOptions) -> _Outcome:
+def _check_one(
+    index: int, run: _Run, pipeline: Pipeline, options: RunOptions, pair_options: RunOptions
+) -> _Outcome:
+    """Check the run with ``index`` in the lint; its findings carry that index."""
     try:
         _, produced, statuses = check_all(
             run.rig,
@@ -270,7 +368,7 @@ def _check_one(run: _Run, pipeline: Pipeline, options: RunOptions, pair_options:
         )
     except SpecError as exc:
         return [], [], list(exc.problems)
-    return produced, statuses, None
+    return [finding.with_changes(run=index) for finding in produced], statuses, None
 
 
 #: Fewer runs than this many per job are checked in-process: forking and sending findings back costs
@@ -300,91 +398,72 @@ def worker_count(jobs: int, runs: int, *, isolate_plugins: bool = False) -> int:
 #: What forked workers inherit: the runs, the pipeline and the two run options (set only while they run).
 _INHERITED: tuple[Sequence[_Run], Pipeline, RunOptions, RunOptions] | None = None
 
+#: The most runs sent to a worker at once, and the most slices out at once per worker: what waits
+#: in this process for its turn stays bounded, whatever the number of files.
+SLICE_RUNS = 64
+SLICES_AHEAD = 2
+
 
 def _check_slice(start: int, stop: int) -> _Packed:
     """In a worker: check runs[start:stop] of the inherited lint run, packed to be sent back."""
     assert _INHERITED is not None
     runs, pipeline, options, pair_options = _INHERITED
-    return _pack([_check_one(runs[index], pipeline, options, pair_options) for index in range(start, stop)])
+    return _pack(
+        [_check_one(index, runs[index], pipeline, options, pair_options) for index in range(start, stop)]
+    )
 
 
-#: Outcomes as plain tuples (a finding's field values, its location's, each index into a table of
-#: field sets; a status's slots): pickling them costs half of pickling the models.
-_Packed = tuple[list[frozenset[str]], list[tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], Any]]]
-_FIELDS = tuple(Finding.model_fields)
-_LOCATION_FIELDS = tuple(Location.model_fields)
+#: Outcomes as plain tuples (the findings packed by :func:`rigcheck.core.finding_store.pack`, each
+#: status's slots, the problems): pickling them costs half of pickling the models.
+_Packed = list[tuple[Packed, list[tuple[Any, ...]], Any]]
 
 
 def _pack(outcomes: Sequence[_Outcome]) -> _Packed:
-    sets: dict[frozenset[str], int] = {}
-
-    def index(fields: set[str]) -> int:
-        return sets.setdefault(frozenset(fields), len(sets))
-
-    packed = []
-    for produced, statuses, problems in outcomes:
-        rows = []
-        for finding in produced:
-            values = finding.__dict__
-            location = values["location"]
-            where = (
-                None
-                if location is None
-                else (
-                    tuple(location.__dict__[name] for name in _LOCATION_FIELDS),
-                    index(location.model_fields_set),
-                )
-            )
-            rows.append(
-                (
-                    tuple(where if name == "location" else values[name] for name in _FIELDS),
-                    index(finding.model_fields_set),
-                )
-            )
-        states = [(s.name, s.plugin, s.status, s.findings, s.duration_ms, s.reason) for s in statuses]
-        packed.append((rows, states, problems))
-    return list(sets), packed
+    return [
+        (
+            pack(produced),
+            [(s.name, s.plugin, s.status, s.findings, s.duration_ms, s.reason) for s in statuses],
+            problems,
+        )
+        for produced, statuses, problems in outcomes
+    ]
 
 
 def _unpack(packed: _Packed) -> list[_Outcome]:
-    sets, outcomes = packed
-    out: list[_Outcome] = []
-    for rows, states, problems in outcomes:
-        produced = []
-        for values, fields in rows:
-            finding = dict(zip(_FIELDS, values, strict=True))
-            where = finding["location"]
-            if where is not None:
-                finding["location"] = restore(
-                    Location, dict(zip(_LOCATION_FIELDS, where[0], strict=True)), set(sets[where[1]])
-                )
-            produced.append(restore(Finding, finding, set(sets[fields])))
-        out.append((produced, [CheckerStatus(*state) for state in states], problems))
-    return out
+    return [
+        (unpack(findings), [CheckerStatus(*state) for state in states], problems)
+        for findings, states, problems in packed
+    ]
 
 
-def _checked_in_workers(
+def _outcomes(
     runs: Sequence[_Run], pipeline: Pipeline, options: RunOptions, pair_options: RunOptions
-) -> dict[int, _Outcome]:
-    """Run index -> its outcome, for the runs checked in worker processes (:func:`worker_count`).
+) -> Generator[_Outcome | None, None, None]:
+    """For each run in order, its outcome when a worker process checked it (:func:`worker_count`),
+    else None (:func:`_check_runs` checks it here).
 
-    The runs go out in slices, in order; a slice whose worker died or whose outcome could not be sent
-    back is missing, and :func:`_check_runs` checks those runs in this process (a checker that raises
-    is an ENGINE finding inside the worker, as here)."""
+    The runs go out in slices of at most :data:`SLICE_RUNS`, in order, at most
+    :data:`SLICES_AHEAD` per worker at a time; a slice whose worker died or whose outcome could not
+    be sent back gives None for its runs (a checker that raises is an ENGINE finding inside the
+    worker, as here)."""
     workers = worker_count(pipeline.jobs, len(runs), isolate_plugins=pipeline.isolate_plugins)
     if not workers:
-        return {}
+        for _ in runs:
+            yield None
+        return
+    from collections import deque
     from concurrent.futures import Future, ProcessPoolExecutor
 
     global _INHERITED
-    done: dict[int, _Outcome] = {}
     # The first rig alone and the first pair here: the checker modules they import and the caches they
     # fill are then inherited, not built again in each worker.
     first_pair = next((index for index, run in enumerate(runs) if run.workload is not None), None)
-    for index in sorted({0} if first_pair is None else {0, first_pair}):
-        done[index] = _check_one(runs[index], pipeline, options, pair_options)
-    rest = [index for index in range(len(runs)) if index not in done]
-    size = max(1, -(-len(rest) // (workers * 8)))
+    first = {
+        index: _check_one(index, runs[index], pipeline, options, pair_options)
+        for index in sorted({0} if first_pair is None else {0, first_pair})
+    }
+    rest = [index for index in range(len(runs)) if index not in first]
+    size = min(SLICE_RUNS, max(1, -(-len(rest) // (workers * 8))))
     slices: list[tuple[int, int]] = []
     for index in rest:  # contiguous ranges of the runs left, at most size long
         if slices and slices[-1][1] == index and index - slices[-1][0] < size:
@@ -394,20 +473,35 @@ def _checked_in_workers(
     _INHERITED = (runs, pipeline, options, pair_options)
     for stream in (sys.stdout, sys.stderr):  # a child flushes what it inherited: nothing must be waiting
         stream.flush()
+    pool: ProcessPoolExecutor | None = None
+    out: deque[tuple[tuple[int, int], Future[_Packed]]] = deque()
+    queued = 0
+    pending: dict[int, _Outcome] = {}
     try:
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            futures: list[Future[_Packed]] = [pool.submit(_check_slice, *part) for part in slices]
-            for (start, _), future in zip(slices, futures, strict=True):
+        try:
+            pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+        except OSError:  # no processes to be had: every run is checked here
+            pool = None
+        for index in range(len(runs)):
+            if index in first:
+                yield first.pop(index)
+                continue
+            while pool is not None and (queued < len(slices) and len(out) < workers * SLICES_AHEAD):
                 try:
-                    outcomes = _unpack(future.result())
-                except Exception:  # a dead worker, an outcome that would not pickle
-                    continue
-                done.update(enumerate(outcomes, start))
-    except OSError:  # no processes to be had: whatever came back stands, the rest is checked here
-        pass
+                    out.append((slices[queued], pool.submit(_check_slice, *slices[queued])))
+                except Exception:  # a broken pool: what is left is checked here
+                    pool = None
+                    break
+                queued += 1
+            while index not in pending and out and out[0][0][0] <= index:
+                (start, _), future = out.popleft()
+                with contextlib.suppress(Exception):  # a dead worker, an outcome that would not pickle
+                    pending.update(enumerate(_unpack(future.result()), start))
+            yield pending.pop(index, None)
     finally:
         _INHERITED = None
-    return done
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 class _Totals:
@@ -600,54 +694,8 @@ def _problem_findings(problems: Iterable[Problem], registry: Registry) -> list[F
     return out
 
 
-def _dedupe(findings: Sequence[Finding]) -> list[Finding]:
-    """A rig's own findings come out of its alone run and of each pair; keep the first of each."""
-    seen: set[tuple[Any, ...]] = set()
-    out = []
-    for finding in findings:
-        location = finding.location
-        key = (
-            finding.code,
-            finding.severity,
-            finding.message,
-            location.file if location else None,
-            location.pointer if location else None,
-        )
-        if key in seen:
-            continue
-        seen.add(key)
-        out.append(finding)
-    return out
-
-
-def _records(runs: Sequence[_Run], findings: Sequence[Finding]) -> list[RunRecord]:
-    """Each run's verdict and counts. A pair's include its rig's findings from the checkers it left to
-    the rig's own run (rig-only checkers), so a pair is never reported better than its rig."""
-    by_run: dict[int, list[Finding]] = {}
-    for finding in findings:
-        if finding.run is not None:
-            by_run.setdefault(finding.run, []).append(finding)
-    alone = {id(run.rig): index for index, run in enumerate(runs) if run.workload is None}
-    records = []
-    for index, run in enumerate(runs):
-        own = by_run.get(index, [])
-        if run.workload is not None and id(run.rig) in alone:
-            left = run.left
-            own = own + [f for f in by_run.get(alone[id(run.rig)], []) if f.checker in left]
-        records.append(
-            RunRecord(
-                subject=run.subject,
-                rig=run.rig.path,
-                workload=run.workload.path if run.workload else None,
-                verdict=verdict_of(own).value,
-                summary=summarize(own),
-            )
-        )
-    return records
-
-
 def _report(
-    findings: list[Finding],
+    findings: FindingChain,
     records: list[RunRecord],
     runs: Sequence[_Run],
     totals: _Totals,

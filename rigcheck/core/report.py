@@ -169,20 +169,38 @@ def build_report(
 
     from rigcheck._version import __plugin_api__, __version__
 
-    findings = list(findings)
+    tally = getattr(findings, "tally", None)  # a lint's FindingChain: counted as it was filled
+    if tally is not None:
+        counts = tally.counts
+        verdict = tally.verdict
+        exit_code = int(tally.fails(fail_on))
+        summary = Summary(
+            passed=counts[Severity.PASS],
+            skipped=counts[Severity.SKIP],
+            warned=counts[Severity.WARN],
+            failed=counts[Severity.FAIL],
+            suppressed=tally.suppressed,
+        )
+    else:
+        findings = list(findings)
+        verdict, exit_code, summary = (
+            verdict_of(findings),
+            exit_code_for(findings, fail_on),
+            summarize(findings),
+        )
     timings = (
         Timings(load_ms=round(load_ms, 3), check_ms=round(check_ms, 3), total_ms=round(load_ms + check_ms, 3))
         if load_ms is not None and check_ms is not None
         else Timings()
     )
-    return Report(
+    report = Report(
         tool=ToolInfo(version=__version__, plugin_api=__plugin_api__),
         subject=subject,
-        verdict=verdict_of(findings).value,
+        verdict=verdict.value,
         fail_on=fail_on.value,
-        exit_code=exit_code_for(findings, fail_on),
-        summary=summarize(findings),
-        findings=findings,
+        exit_code=exit_code,
+        summary=summary,
+        findings=[] if tally is not None else findings,
         runs=list(runs),
         checkers=list(checkers),
         inputs=[
@@ -195,3 +213,6 @@ def build_report(
         timings=timings,
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
     )
+    if tally is not None:  # kept as it is, not copied into a list (writers iterate it; see render.json)
+        report.findings = findings  # type: ignore[assignment]
+    return report

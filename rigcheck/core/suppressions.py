@@ -148,73 +148,109 @@ def apply_suppressions(
     ``active`` maps a file path to the rule codes that ran with it as input (for SUP002: only a
     suppression of a rule that ran can be unused); ``inline=False`` (``--no-ignores``) applies none.
     """
-    today = today or _dt.date.today()
-    base = base or Path.cwd()
-    known = set(known_codes)
-    extra: list[Finding] = []
-    comments: list[Comment] = []
-    names = {}
-    for document in documents:
-        names[_key(document.path)] = document.name
-        if inline:
-            comments.extend(scan_comments(document))
-    for comment in comments:
-        if comment.problem is None and known:
-            unknown = [
-                code for code in comment.codes if code != "ALL" and not any(k.startswith(code) for k in known)
-            ]
-            if unknown:
-                comment.problem = f"names unknown rule(s) {', '.join(unknown)}"
-        if comment.problem:
-            extra.append(
-                _stamp(
-                    INVALID_SUPPRESSION.failed(
-                        f"suppression comment {comment.problem}; it is not applied",
-                        location=comment.location,
-                        subject=f"file {comment.file}",
-                        fix="# rigcheck: ignore[CODE] reason: <why>, with codes `rigcheck rules` lists",
+    suppressor = Suppressor(
+        documents, waivers=waivers, base=base, today=today, known_codes=known_codes, inline=inline
+    )
+    result = [suppressor.apply(finding) for finding in findings]
+    return SuppressionResult(result, suppressor.finish(active))
+
+
+class Suppressor:
+    """:func:`apply_suppressions` one finding at a time (``rigcheck lint`` streams its findings):
+    the comments and waivers are read once, each finding gets the suppressions that cover it, and
+    :meth:`finish` gives the SUP findings (bad comments, expired waivers, then unused ones)."""
+
+    def __init__(
+        self,
+        documents: Iterable[SpecDocument],
+        *,
+        waivers: Sequence[tuple[Waiver, Problem]] = (),
+        base: Path | None = None,
+        today: _dt.date | None = None,
+        known_codes: Iterable[str] = (),
+        inline: bool = True,
+    ) -> None:
+        today = today or _dt.date.today()
+        self.base = base or Path.cwd()
+        known = set(known_codes)
+        self.extra: list[Finding] = []
+        comments: list[Comment] = []
+        self.names: dict[str, str] = {}
+        for document in documents:
+            self.names[_key(document.path)] = document.name
+            if inline:
+                comments.extend(scan_comments(document))
+        for comment in comments:
+            if comment.problem is None and known:
+                unknown = [
+                    code
+                    for code in comment.codes
+                    if code != "ALL" and not any(k.startswith(code) for k in known)
+                ]
+                if unknown:
+                    comment.problem = f"names unknown rule(s) {', '.join(unknown)}"
+            if comment.problem:
+                self.extra.append(
+                    _stamp(
+                        INVALID_SUPPRESSION.failed(
+                            f"suppression comment {comment.problem}; it is not applied",
+                            location=comment.location,
+                            subject=f"file {comment.file}",
+                            fix="# rigcheck: ignore[CODE] reason: <why>, with codes `rigcheck rules` lists",
+                        )
                     )
                 )
-            )
-    valid = [comment for comment in comments if comment.problem is None]
-    live_waivers: list[tuple[Waiver, Problem]] = []
-    for waiver, where in waivers if inline else ():
-        if waiver.expires is not None and waiver.expires < today:
-            extra.append(
-                _stamp(
-                    EXPIRED_WAIVER.warned(
-                        f"waiver of {waiver.rule} for {waiver.path or waiver.spec} expired on {waiver.expires} "
-                        f"({waiver.reason}); the findings it covered count again",
-                        location=Location(
-                            file=where.file, line=where.line, column=where.column, pointer=where.pointer
-                        ),
-                        subject=f"config {where.file}",
-                        fix="fix the problem, or renew the waiver with a new expires: date and reason",
+        self.valid = [comment for comment in comments if comment.problem is None]
+        self._by_file: dict[str, list[Comment]] = {}
+        for comment in self.valid:
+            self._by_file.setdefault(_key(comment.file), []).append(comment)
+        self.live_waivers: list[tuple[Waiver, Problem]] = []
+        for waiver, where in waivers if inline else ():
+            if waiver.expires is not None and waiver.expires < today:
+                self.extra.append(
+                    _stamp(
+                        EXPIRED_WAIVER.warned(
+                            f"waiver of {waiver.rule} for {waiver.path or waiver.spec} expired on "
+                            f"{waiver.expires} ({waiver.reason}); the findings it covered count again",
+                            location=Location(
+                                file=where.file, line=where.line, column=where.column, pointer=where.pointer
+                            ),
+                            subject=f"config {where.file}",
+                            fix="fix the problem, or renew the waiver with a new expires: date and reason",
+                        )
                     )
                 )
-            )
-        else:
-            live_waivers.append((waiver, where))
-    used_waivers: set[int] = set()
-    result: list[Finding] = []
-    for finding in findings:
+            else:
+                self.live_waivers.append((waiver, where))
+        self.used_waivers: set[int] = set()
+        self._keys: dict[str, str] = {}
+
+    def _file_key(self, path: str | None) -> str:
+        key = self._keys.get(path or "")
+        if key is None:
+            key = self._keys[path or ""] = _key(path)
+        return key
+
+    def apply(self, finding: Finding) -> Finding:
+        """``finding`` with the suppressions that cover it (itself when none does)."""
         if finding.severity is Severity.PASS or finding.location is None:
-            result.append(finding)
-            continue
+            return finding
+        if not self._by_file and not self.live_waivers:
+            return finding
         attached: list[Suppression] = []
-        for comment in valid:
-            if _key(comment.file) != _key(finding.location.file):
-                continue
+        file = finding.location.file
+        for comment in self._by_file.get(self._file_key(file), ()):
             entry = comment.covers(finding)
             if entry is not None:
                 comment.used.add(entry)
                 attached.append(
                     Suppression(kind=comment.kind, reason=comment.reason or "", location=comment.location)
                 )
-        for index, (waiver, where) in enumerate(live_waivers):
-            file = finding.location.file
-            if waiver.matches(finding.code, file, names.get(_key(file)), finding.location.pointer, base):
-                used_waivers.add(index)
+        for index, (waiver, where) in enumerate(self.live_waivers):
+            if waiver.matches(
+                finding.code, file, self.names.get(self._file_key(file)), finding.location.pointer, self.base
+            ):
+                self.used_waivers.add(index)
                 attached.append(
                     Suppression(
                         kind="waiver",
@@ -225,9 +261,12 @@ def apply_suppressions(
                         expires=waiver.expires.isoformat() if waiver.expires else None,
                     )
                 )
-        result.append(finding.with_changes(suppressions=tuple(attached)) if attached else finding)
-    extra.extend(_unused(valid, live_waivers, used_waivers, active))
-    return SuppressionResult(result, extra)
+        return finding.with_changes(suppressions=tuple(attached)) if attached else finding
+
+    def finish(self, active: Mapping[str, set[str]] | None) -> list[Finding]:
+        """The SUP findings: bad comments and expired waivers, then suppressions that matched nothing
+        among the rules that ran (``active``: file path -> rule codes)."""
+        return self.extra + _unused(self.valid, self.live_waivers, self.used_waivers, active)
 
 
 def _unused(

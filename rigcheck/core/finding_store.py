@@ -1,0 +1,221 @@
+"""Findings held as compact rows, in memory up to a limit and on disk past it.
+
+``rigcheck lint`` of a large repository produces findings by the hundred thousand; holding each as a
+model until the writers run made its memory grow with the number of files (1 GiB at 10,000 files,
+issue 20). A :class:`FindingStore` keeps the findings in the order they were added, counts them as
+they come (so the summary, verdict and exit code never need the findings again), and past
+:data:`MEMORY_LIMIT` moves them, packed, into an unnamed temporary file. Iterating gives them back in
+order, one chunk in memory at a time, as often as a writer needs.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from typing import IO, Any, overload
+
+from rigcheck.core.findings import Finding, Location, Severity, restore
+
+#: Findings held in memory before the store moves them to its temporary file.
+MEMORY_LIMIT = 4_096
+
+_FIELDS = tuple(Finding.model_fields)
+_LOCATION_FIELDS = tuple(Location.model_fields)
+_LOCATION = _FIELDS.index("location")
+
+#: Findings as plain tuples: each finding's field values (its location's as a tuple) and an index into
+#: a table of field sets. Pickling these costs half of pickling the models.
+Packed = tuple[list[frozenset[str]], list[tuple[tuple[Any, ...], int]]]
+
+
+def pack(findings: Iterable[Finding]) -> Packed:
+    """``findings`` as plain tuples (for a worker process's reply, or the store's file)."""
+    sets: list[set[str]] = []  # the distinct field sets (a handful): compared, not hashed
+
+    def index(fields: set[str]) -> int:
+        try:
+            return sets.index(fields)
+        except ValueError:
+            sets.append(fields)
+            return len(sets) - 1
+
+    rows = []
+    for finding in findings:
+        row = list(map(finding.__dict__.__getitem__, _FIELDS))
+        location = row[_LOCATION]
+        if location is not None:
+            row[_LOCATION] = (
+                tuple(map(location.__dict__.__getitem__, _LOCATION_FIELDS)),
+                index(location.__pydantic_fields_set__),
+            )
+        rows.append((tuple(row), index(finding.__pydantic_fields_set__)))
+    return [frozenset(fields) for fields in sets], rows
+
+
+def unpack(packed: Packed) -> list[Finding]:
+    """The findings :func:`pack` took apart, as they were (no validation: the values are their own)."""
+    sets, rows = packed
+    out = []
+    for values, fields in rows:
+        finding = dict(zip(_FIELDS, values, strict=True))
+        where = finding["location"]
+        if where is not None:
+            finding["location"] = restore(
+                Location, dict(zip(_LOCATION_FIELDS, where[0], strict=True)), set(sets[where[1]])
+            )
+        out.append(restore(Finding, finding, set(sets[fields])))
+    return out
+
+
+class Tally:
+    """Counts by severity of findings that count, and of suppressed ones (a report's summary)."""
+
+    __slots__ = ("counts", "suppressed")
+
+    def __init__(self) -> None:
+        self.counts = dict.fromkeys(Severity, 0)
+        self.suppressed = 0
+
+    def add(self, finding: Finding) -> None:
+        if finding.suppressions:
+            self.suppressed += 1
+        else:
+            self.counts[finding.severity] += 1
+
+    def merge(self, other: Tally) -> None:
+        for severity, count in other.counts.items():
+            self.counts[severity] += count
+        self.suppressed += other.suppressed
+
+    @property
+    def verdict(self) -> Severity:
+        """The worst severity that counts; skips count as a pass (as :func:`report.verdict_of`)."""
+        for severity in (Severity.FAIL, Severity.WARN):
+            if self.counts[severity]:
+                return severity
+        return Severity.PASS
+
+    def fails(self, fail_on: Severity) -> bool:
+        """Whether any finding that counts is at or above ``fail_on`` (as :func:`report.exit_code_for`)."""
+        return any(count and severity.rank >= fail_on.rank for severity, count in self.counts.items())
+
+
+class FindingStore(Sequence[Finding]):
+    """Findings in the order added, counted as they come; past ``limit`` (default
+    :data:`MEMORY_LIMIT`) in memory, on disk.
+
+    Indexing walks the findings (it is linear); writers iterate. Not for use across processes."""
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = max(1, MEMORY_LIMIT if limit is None else limit)
+        self.tally = Tally()
+        self._buffer: list[Finding] = []
+        self._file: IO[bytes] | None = None
+        self._chunks: list[tuple[int, int]] = []  # (offset, length) of each packed chunk in the file
+        self._count = 0
+
+    def add(self, finding: Finding) -> None:
+        self._buffer.append(finding)
+        self.tally.add(finding)
+        self._count += 1
+        if len(self._buffer) >= self.limit:
+            self._spill()
+
+    def extend(self, findings: Iterable[Finding]) -> None:
+        for finding in findings:
+            self.add(finding)
+
+    @property
+    def on_disk(self) -> bool:
+        """Whether some findings were moved to the temporary file."""
+        return bool(self._chunks)
+
+    def _spill(self) -> None:
+        if self._file is None:
+            self._file = tempfile.TemporaryFile(prefix="rigcheck-findings-")  # noqa: SIM115 (closed in close())
+        data = pickle.dumps(pack(self._buffer), protocol=pickle.HIGHEST_PROTOCOL)
+        offset = self._file.seek(0, os.SEEK_END)
+        self._file.write(data)
+        self._file.flush()
+        self._chunks.append((offset, len(data)))
+        self._buffer = []
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[Finding]:
+        for chunk in self.chunks():
+            yield from chunk
+
+    def chunks(self) -> Iterator[list[Finding]]:
+        """The findings in order, a list at a time (at most ``limit`` long)."""
+        chunks, buffer = list(self._chunks), list(self._buffer)
+        for offset, length in chunks:  # pread: two walks at once do not share a file position
+            assert self._file is not None
+            yield unpack(pickle.loads(os.pread(self._file.fileno(), length, offset)))
+        if buffer:
+            yield buffer
+
+    @overload
+    def __getitem__(self, index: int) -> Finding: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Finding]: ...
+    def __getitem__(self, index: int | slice) -> Finding | list[Finding]:
+        if isinstance(index, slice):
+            return list(self)[index]
+        position = index + self._count if index < 0 else index
+        if not 0 <= position < self._count:
+            raise IndexError("finding index out of range")
+        for number, finding in enumerate(self):
+            if number == position:
+                return finding
+        raise IndexError("finding index out of range")  # pragma: no cover - the count says it is there
+
+    def close(self) -> None:
+        """Delete the temporary file (also done when the store is collected, or the process ends)."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+            self._chunks = []
+
+
+class FindingChain(Sequence[Finding]):
+    """Stores one after the other, as one sequence (a lint report: file problems, the runs' findings,
+    then suppression findings); their tallies added up."""
+
+    def __init__(self, *parts: FindingStore) -> None:
+        self.parts = parts
+        self.tally = Tally()
+        for part in parts:
+            self.tally.merge(part.tally)
+
+    def __len__(self) -> int:
+        return sum(len(part) for part in self.parts)
+
+    def __iter__(self) -> Iterator[Finding]:
+        for part in self.parts:
+            yield from part
+
+    def chunks(self) -> Iterator[list[Finding]]:
+        for part in self.parts:
+            yield from part.chunks()
+
+    @overload
+    def __getitem__(self, index: int) -> Finding: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Finding]: ...
+    def __getitem__(self, index: int | slice) -> Finding | list[Finding]:
+        if isinstance(index, slice):
+            return list(self)[index]
+        position = index + len(self) if index < 0 else index
+        for part in self.parts:
+            if 0 <= position < len(part):
+                return part[position]
+            position -= len(part)
+        raise IndexError("finding index out of range")
+
+    @property
+    def on_disk(self) -> bool:
+        return any(part.on_disk for part in self.parts)

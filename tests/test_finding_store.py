@@ -1,0 +1,124 @@
+"""Issue 20: lint keeps counts, not findings. A :class:`FindingStore` holds findings in memory up to
+a limit and in a temporary file past it; the report written from a store on disk is the report
+written from memory, in every format, byte for byte."""
+
+from __future__ import annotations
+
+import pytest
+
+from rigcheck.core import finding_store
+from rigcheck.core.finding_store import FindingChain, FindingStore, Tally, pack, unpack
+from rigcheck.core.findings import Finding, Location, Severity, Suppression
+from tests.test_lint_formats import FORMATS, normalized
+
+
+def _finding(number: int, severity: Severity = Severity.WARN, **changes: object) -> Finding:
+    values: dict[str, object] = {
+        "code": f"T{number:03d}",
+        "severity": severity,
+        "message": f"finding {number}",
+        "evidence": {"number": number, "pair": (number, number + 1), "nested": {"x": [1.5, None]}},
+        "location": Location(file="rig.yaml", line=number + 1, column=3, pointer=f"/nodes/{number}"),
+    }
+    values.update(changes)
+    return Finding(**values)  # type: ignore[arg-type]
+
+
+FINDINGS = [
+    _finding(0),
+    _finding(1, Severity.PASS, location=None),
+    _finding(2, Severity.FAIL, suppressions=(Suppression(kind="inline", reason="known"),)),
+    _finding(3, Severity.SKIP, fix="do this", run=4, related=(Location(file="w.yaml", line=2),)),
+    _finding(4, Severity.FAIL),
+]
+
+
+def test_pack_and_unpack_give_the_findings_back_with_their_set_fields() -> None:
+    back = unpack(pack(FINDINGS))
+    assert back == FINDINGS
+    assert [f.model_fields_set for f in back] == [f.model_fields_set for f in FINDINGS]
+    assert back[0].location is not None and back[0].location.model_fields_set == {
+        "file",
+        "line",
+        "column",
+        "pointer",
+    }
+
+
+@pytest.mark.parametrize("limit", [1, 2, 3, 100])
+def test_a_store_gives_its_findings_in_order_whatever_is_on_disk(limit: int) -> None:
+    store = FindingStore(limit)
+    store.extend(FINDINGS)
+    assert store.on_disk is (limit <= len(FINDINGS))
+    assert len(store) == 5
+    assert list(store) == FINDINGS
+    assert list(store) == FINDINGS  # a second walk reads the file again
+    assert [store[i].code for i in (0, 2, -1)] == ["T000", "T002", "T004"]
+    assert store[1:3] == FINDINGS[1:3]
+    assert sum(len(chunk) for chunk in store.chunks()) == 5
+    walks = zip(store, store, strict=True)  # two walks at once share no file position
+    assert all(a == b for a, b in walks)
+    with pytest.raises(IndexError):
+        store[5]
+    store.close()
+
+
+def test_the_tally_counts_what_counts_and_what_is_suppressed() -> None:
+    store = FindingStore(2)
+    store.extend(FINDINGS)
+    # WARN T000, PASS T001, suppressed FAIL T002, SKIP T003, FAIL T004
+    assert store.tally.counts == {Severity.PASS: 1, Severity.SKIP: 1, Severity.WARN: 1, Severity.FAIL: 1}
+    assert store.tally.suppressed == 1
+    assert store.tally.verdict is Severity.FAIL
+    assert store.tally.fails(Severity.FAIL) and store.tally.fails(Severity.WARN)
+    only_warn = Tally()
+    only_warn.add(FINDINGS[0])
+    assert only_warn.verdict is Severity.WARN
+    assert not only_warn.fails(Severity.FAIL) and only_warn.fails(Severity.WARN)
+    skip_only = Tally()
+    skip_only.add(FINDINGS[3])
+    assert skip_only.verdict is Severity.PASS  # skips count as a pass, as verdict_of says
+
+
+def test_a_chain_is_its_parts_in_order() -> None:
+    first, second = FindingStore(1), FindingStore(10)
+    first.extend(FINDINGS[:2])
+    second.extend(FINDINGS[2:])
+    chain = FindingChain(first, second)
+    assert list(chain) == FINDINGS and len(chain) == 5
+    assert chain[3] == FINDINGS[3] and chain[-1] == FINDINGS[-1]
+    assert chain.tally.counts[Severity.FAIL] == 1 and chain.tally.suppressed == 1
+    assert chain.on_disk
+
+
+@pytest.mark.parametrize("name", sorted(FORMATS))
+def test_a_lint_report_from_disk_is_the_report_from_memory(  # type: ignore[no-untyped-def]
+    in_repo, run_cli, monkeypatch, name: str
+) -> None:
+    """The lint repository's report with every finding on disk (a limit of 1) and with none."""
+    outputs, spills = [], []
+    spill = FindingStore._spill
+
+    def counted(self: FindingStore) -> None:
+        spills[-1] += 1
+        spill(self)
+
+    monkeypatch.setattr(FindingStore, "_spill", counted)
+    for limit in (1, 10**9):
+        spills.append(0)
+        monkeypatch.setattr(finding_store, "MEMORY_LIMIT", limit)
+        result = run_cli("lint", "--format", name, "--color", "never")
+        assert result.exit_code == 1, result.err
+        outputs.append(normalized(name, result.out))
+    assert spills[0] > 50 and spills[1] == 0  # one chunk per finding, then none
+    assert outputs[0] == outputs[1]
+
+
+@pytest.fixture
+def in_repo(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    from tests.test_lint_formats import LINT_REPO
+
+    monkeypatch.chdir(LINT_REPO)
+    monkeypatch.setattr("rigcheck.commands._shared.report_root", lambda: str(LINT_REPO))
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    return LINT_REPO
