@@ -122,3 +122,29 @@ def in_repo(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     monkeypatch.setattr("rigcheck.commands._shared.report_root", lambda: str(LINT_REPO))
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     return LINT_REPO
+
+
+def test_run_records_are_kept_as_tuples_and_read_as_models() -> None:
+    from rigcheck.core.report import RunRecord, RunRecords, Summary
+
+    records = RunRecords()
+    records.add("rig a", "a.yaml", None, "warn", (3, 1, 2, 0, 1))
+    records.add("a + w", "a.yaml", "w.yaml", "fail", (1, 0, 0, 4, 0))
+    expected = [
+        RunRecord(
+            subject="rig a",
+            rig="a.yaml",
+            verdict="warn",
+            summary=Summary(passed=3, skipped=1, warned=2, failed=0, suppressed=1),
+        ),
+        RunRecord(
+            subject="a + w",
+            rig="a.yaml",
+            workload="w.yaml",
+            verdict="fail",
+            summary=Summary(passed=1, failed=4),
+        ),
+    ]
+    assert len(records) == 2
+    assert list(records) == expected and records[1] == expected[1] and records[:1] == expected[:1]
+    assert [r.model_dump() for r in records] == [r.model_dump() for r in expected]

@@ -137,6 +137,9 @@ class Jobs(Checker):
             raise RuntimeError("broken on " + ctx.rig.name)
         if MODE == "die-in-worker" and os.getpid() != PARENT:
             os._exit(3)
+        if MODE == "warn" and ctx.rig.name != "r5":
+            yield RULE.warned("warned on " + ctx.rig.name, location=ctx.rig_at("/name"))
+            return
         yield RULE.passed("ok on " + ctx.rig.name)
 
 
@@ -182,3 +185,29 @@ def test_a_checker_that_fails_in_a_worker(
         assert sorted(f["message"] for f in findings if f["code"] == "JOBS001") == [
             f"ok on r{index}" for index in range(6)
         ]
+
+
+@needs_fork
+def test_suppressions_used_in_workers_count_as_used(
+    plugin_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker applies the suppression comments of the runs it checks and sends back which it used:
+    a comment used only there is not reported unused (SUP002); one used nowhere still is."""
+    monkeypatch.setenv("JOBS_MODE", "warn")  # JOBS001 warns on r0-r4, passes on r5
+    repo = plugin_repo / "repo"
+    for index in range(6):
+        text = RIG.format(index=index).replace(
+            "name: r", "# rigcheck: ignore-file[JOBS001] reason: checked by hand\nname: r", 1
+        )
+        (repo / f"rig{index}.yaml").write_text(text, encoding="utf-8")
+    path = str(plugin_repo / "plugins")
+    _, _, one = lint(repo, plugin_repo, "1", "-p", "jobs_checker", path=path)
+    _, err_2, two = lint(repo, plugin_repo, "2", "-p", "jobs_checker", path=path)
+    assert "workers: 2" in err_2 and one == two
+    findings = json.loads(two["json"])["findings"]
+    suppressed = sorted(
+        f["location"]["file"] for f in findings if f["code"] == "JOBS001" and f["suppressions"]
+    )
+    unused = [f["location"]["file"] for f in findings if f["code"] == "SUP002"]
+    assert suppressed == [f"rig{index}.yaml" for index in range(5)]
+    assert unused == ["rig5.yaml"]

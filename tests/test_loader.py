@@ -197,10 +197,16 @@ class TestRefusals:
         problem = only_problem(excinfo)
         assert words in problem.message and problem.code == "SPEC012"
 
-    def test_deep_nesting_is_refused(self) -> None:
+    @pytest.mark.parametrize("anchor", ["", "b: &x 1\n"])
+    def test_deep_nesting_is_refused(self, anchor: str) -> None:
+        """Without an anchor the builder refuses the depth; with one, the alias walk before it does."""
         with pytest.raises(SpecError) as excinfo:
-            load("a: " + "[" * 200 + "]" * 200 + "\n")
-        assert "deeper than 64" in only_problem(excinfo).message
+            load(anchor + "a: " + "[" * 200 + "]" * 200 + "\n")
+        problem = only_problem(excinfo)
+        assert "deeper than 64" in problem.message and (problem.line, problem.column) == (
+            1 + bool(anchor),
+            3 + 65,
+        )
 
     def test_binary_file(self, tmp_path) -> None:  # type: ignore[no-untyped-def]
         path = tmp_path / "x.yaml"

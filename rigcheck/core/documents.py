@@ -60,6 +60,20 @@ class SpecDocument:
         _, mark = self.yaml.source_map.locate(pointer)
         return new_location(self.path, mark.line, mark.column, pointer)
 
+    def summary(self) -> SpecSummary:
+        return SpecSummary(self.path, self.kind, self.name, self.sha256)
+
+
+@dataclass(frozen=True, slots=True)
+class SpecSummary:
+    """What a report keeps of a spec (its ``inputs[]`` entry): ``rigcheck lint`` lets the model and
+    the YAML go once no run is left to read them."""
+
+    path: str
+    kind: str
+    name: str
+    sha256: str
+
 
 def load_spec(path: str, *, kind: str | None = None) -> SpecDocument:
     """Read, parse and validate one spec file. Raises :class:`SpecError` with every problem found."""

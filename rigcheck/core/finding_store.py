@@ -4,8 +4,8 @@
 model until the writers run made its memory grow with the number of files (1 GiB at 10,000 files,
 issue 20). A :class:`FindingStore` keeps the findings in the order they were added, counts them as
 they come (so the summary, verdict and exit code never need the findings again), and past
-:data:`MEMORY_LIMIT` moves them, packed, into an unnamed temporary file. Iterating gives them back in
-order, one chunk in memory at a time, as often as a writer needs.
+:data:`MEMORY_LIMIT` moves them, as plain tuples (:data:`Row`), into an unnamed temporary file.
+Iterating gives them back in order, one chunk in memory at a time, as often as a writer needs.
 """
 
 from __future__ import annotations
@@ -25,48 +25,72 @@ _FIELDS = tuple(Finding.model_fields)
 _LOCATION_FIELDS = tuple(Location.model_fields)
 _LOCATION = _FIELDS.index("location")
 
-#: Findings as plain tuples: each finding's field values (its location's as a tuple) and an index into
-#: a table of field sets. Pickling these costs half of pickling the models.
-Packed = tuple[list[frozenset[str]], list[tuple[tuple[Any, ...], int]]]
+#: A finding as one plain tuple: its field values in the model's order, the location as (its values,
+#: its set fields) or None, then the finding's set fields. Pickling rows costs half of pickling the
+#: models, and the steps after a run (tallies, repeats) read them without making models.
+Row = tuple[Any, ...]
+
+_CODE = _FIELDS.index("code")
+_SEVERITY = _FIELDS.index("severity")
+_MESSAGE = _FIELDS.index("message")
+_CHECKER = _FIELDS.index("checker")
+_SUPPRESSIONS = _FIELDS.index("suppressions")
+_FILE = _LOCATION_FIELDS.index("file")
+_POINTER = _LOCATION_FIELDS.index("pointer")
+_INTERNED: dict[frozenset[str], frozenset[str]] = {}
 
 
-def pack(findings: Iterable[Finding]) -> Packed:
-    """``findings`` as plain tuples (for a worker process's reply, or the store's file)."""
-    sets: list[set[str]] = []  # the distinct field sets (a handful): compared, not hashed
-
-    def index(fields: set[str]) -> int:
-        try:
-            return sets.index(fields)
-        except ValueError:
-            sets.append(fields)
-            return len(sets) - 1
-
-    rows = []
-    for finding in findings:
-        row = list(map(finding.__dict__.__getitem__, _FIELDS))
-        location = row[_LOCATION]
-        if location is not None:
-            row[_LOCATION] = (
-                tuple(map(location.__dict__.__getitem__, _LOCATION_FIELDS)),
-                index(location.__pydantic_fields_set__),
-            )
-        rows.append((tuple(row), index(finding.__pydantic_fields_set__)))
-    return [frozenset(fields) for fields in sets], rows
+def _interned(fields: set[str]) -> frozenset[str]:
+    key = frozenset(fields)
+    return _INTERNED.setdefault(key, key)
 
 
-def unpack(packed: Packed) -> list[Finding]:
-    """The findings :func:`pack` took apart, as they were (no validation: the values are their own)."""
-    sets, rows = packed
-    out = []
-    for values, fields in rows:
-        finding = dict(zip(_FIELDS, values, strict=True))
-        where = finding["location"]
-        if where is not None:
-            finding["location"] = restore(
-                Location, dict(zip(_LOCATION_FIELDS, where[0], strict=True)), set(sets[where[1]])
-            )
-        out.append(restore(Finding, finding, set(sets[fields])))
-    return out
+def pack_one(finding: Finding) -> Row:
+    """``finding`` as a :data:`Row`."""
+    row = list(map(finding.__dict__.__getitem__, _FIELDS))
+    location = row[_LOCATION]
+    if location is not None:
+        row[_LOCATION] = (
+            tuple(map(location.__dict__.__getitem__, _LOCATION_FIELDS)),
+            _interned(location.__pydantic_fields_set__),
+        )
+    row.append(_interned(finding.__pydantic_fields_set__))
+    return tuple(row)
+
+
+def unpack_one(row: Row) -> Finding:
+    """The finding :func:`pack_one` took apart, as it was (no validation: the values are its own)."""
+    values = dict(zip(_FIELDS, row, strict=False))
+    where = values["location"]
+    if where is not None:
+        values["location"] = restore(
+            Location, dict(zip(_LOCATION_FIELDS, where[0], strict=True)), set(where[1])
+        )
+    return restore(Finding, values, set(row[-1]))
+
+
+def pack(findings: Iterable[Finding]) -> list[Row]:
+    return [pack_one(finding) for finding in findings]
+
+
+def unpack(rows: Iterable[Row]) -> list[Finding]:
+    return [unpack_one(row) for row in rows]
+
+
+def row_key(row: Row) -> tuple[Any, ...]:
+    """What makes two findings repeats of each other (apart from their file: see :func:`row_file`):
+    the rule, severity, message and pointer."""
+    where = row[_LOCATION]
+    return (row[_CODE], row[_SEVERITY], row[_MESSAGE], where[0][_POINTER] if where is not None else None)
+
+
+def row_file(row: Row) -> str | None:
+    where = row[_LOCATION]
+    return where[0][_FILE] if where is not None else None
+
+
+def row_checker(row: Row) -> str:
+    return str(row[_CHECKER])
 
 
 class Tally:
@@ -83,6 +107,12 @@ class Tally:
             self.suppressed += 1
         else:
             self.counts[finding.severity] += 1
+
+    def add_row(self, row: Row) -> None:
+        if row[_SUPPRESSIONS]:
+            self.suppressed += 1
+        else:
+            self.counts[row[_SEVERITY]] += 1
 
     def merge(self, other: Tally) -> None:
         for severity, count in other.counts.items():
@@ -111,14 +141,17 @@ class FindingStore(Sequence[Finding]):
     def __init__(self, limit: int | None = None) -> None:
         self.limit = max(1, MEMORY_LIMIT if limit is None else limit)
         self.tally = Tally()
-        self._buffer: list[Finding] = []
+        self._buffer: list[Row] = []
         self._file: IO[bytes] | None = None
         self._chunks: list[tuple[int, int]] = []  # (offset, length) of each packed chunk in the file
         self._count = 0
 
     def add(self, finding: Finding) -> None:
-        self._buffer.append(finding)
-        self.tally.add(finding)
+        self.add_row(pack_one(finding))
+
+    def add_row(self, row: Row) -> None:
+        self._buffer.append(row)
+        self.tally.add_row(row)
         self._count += 1
         if len(self._buffer) >= self.limit:
             self._spill()
@@ -135,7 +168,7 @@ class FindingStore(Sequence[Finding]):
     def _spill(self) -> None:
         if self._file is None:
             self._file = tempfile.TemporaryFile(prefix="rigcheck-findings-")  # noqa: SIM115 (closed in close())
-        data = pickle.dumps(pack(self._buffer), protocol=pickle.HIGHEST_PROTOCOL)
+        data = pickle.dumps(self._buffer, protocol=pickle.HIGHEST_PROTOCOL)
         offset = self._file.seek(0, os.SEEK_END)
         self._file.write(data)
         self._file.flush()
@@ -156,7 +189,7 @@ class FindingStore(Sequence[Finding]):
             assert self._file is not None
             yield unpack(pickle.loads(os.pread(self._file.fileno(), length, offset)))
         if buffer:
-            yield buffer
+            yield unpack(buffer)
 
     @overload
     def __getitem__(self, index: int) -> Finding: ...

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import glob
-import multiprocessing
 import os
 import sys
 import time
@@ -27,10 +26,26 @@ from rigcheck.core.boundary import outside_reason
 from rigcheck.core.catalog import Catalog
 from rigcheck.core.config import Settings, bind_plugin_configs, fact_overrides
 from rigcheck.core.discovery import discover
-from rigcheck.core.documents import SpecDocument, declares_rigcheck, load_spec, spec_from_yaml
+from rigcheck.core.documents import (
+    SpecDocument,
+    SpecSummary,
+    declares_rigcheck,
+    load_spec,
+    spec_from_yaml,
+)
 from rigcheck.core.engine import CheckerStatus, RunOptions, check_all, run_checks
 from rigcheck.core.errors import Problem, SpecError
-from rigcheck.core.finding_store import FindingChain, FindingStore, Packed, Tally, pack, unpack
+from rigcheck.core.finding_store import (
+    FindingChain,
+    FindingStore,
+    Row,
+    Tally,
+    pack_one,
+    row_checker,
+    row_file,
+    row_key,
+    unpack_one,
+)
 from rigcheck.core.findings import Finding, Location, Severity
 from rigcheck.core.lint_rules import UNKNOWN_RIG, WORKLOAD_WITHOUT_RIG
 from rigcheck.core.loader import load_yaml_file
@@ -38,8 +53,7 @@ from rigcheck.core.registry import Registry
 from rigcheck.core.report import (
     CheckerRun,
     Report,
-    RunRecord,
-    Summary,
+    RunRecords,
     build_report,
     recount,
 )
@@ -145,8 +159,8 @@ RIG_ONLY = "rig-only: reported with the rig"
 
 @dataclass
 class _Run:
-    rig: SpecDocument
-    workload: SpecDocument | None
+    rig: SpecDocument | SpecSummary
+    workload: SpecDocument | SpecSummary | None
     #: The checkers that ran, and those left to the rig's own run (shared between runs that agree).
     ran: frozenset[str] = frozenset()
     left: frozenset[str] = frozenset()
@@ -198,6 +212,8 @@ def lint(paths: Sequence[str], pipeline: Pipeline) -> Report:
             )
     checked_started = time.perf_counter()
     finisher = _Finisher(pipeline, list(documents.values()))
+    all_documents = [doc.summary() for doc in documents.values()]
+    documents.clear()  # from here on only the runs hold the specs, each until its last run
     problems, checked = FindingStore(), FindingStore()
     for finding in findings:  # the files' own problems, found while loading
         finisher.keep(finisher.take(finding), problems)
@@ -210,17 +226,28 @@ def lint(paths: Sequence[str], pipeline: Pipeline) -> Report:
         if collecting:
             gc.enable()
     check_ms = (time.perf_counter() - checked_started) * 1000
-    all_documents = list(documents.values())
-    active: dict[str, set[str]] = {}
-    codes_of: dict[frozenset[str], set[str]] = {}
+    # Each file -> the codes of the rules that ran on it (SUP002): shared sets, one per combination of
+    # checkers (not one per file: 10,000 files held 50 MiB of copies).
+    active: dict[str, frozenset[str]] = {}
+    codes_of: dict[frozenset[str], frozenset[str]] = {}
+    unions: dict[tuple[int, int], frozenset[str]] = {}
     for run in runs:
-        if run.ran not in codes_of:
-            codes_of[run.ran] = {
+        codes = codes_of.get(run.ran)
+        if codes is None:
+            codes = codes_of[run.ran] = frozenset(
                 code for code, entry in pipeline.registry.rules.items() if entry.checker in run.ran
-            }
+            )
         for path in (run.rig.path, run.workload.path if run.workload is not None else None):
-            if path is not None:
-                active.setdefault(path, set()).update(codes_of[run.ran])
+            if path is None:
+                continue
+            known = active.get(path)
+            if known is None or known is codes:
+                active[path] = codes
+            else:
+                joined = unions.get((id(known), id(codes)))
+                if joined is None:
+                    joined = unions[(id(known), id(codes))] = known | codes
+                active[path] = joined
     suppression_findings = FindingStore()
     for finding in finisher.suppressor.finish(active):
         if pipeline.options.selected(finding.code):
@@ -246,40 +273,66 @@ class _Finisher:
             inline=not pipeline.no_ignores,
         )
         self.baseline = Baseline(pipeline.baseline) if pipeline.baseline else None
-        self.seen: set[tuple[Any, ...]] = set()
+        self.seen: dict[str | None, set[tuple[Any, ...]]] = {}  # file -> keys of the findings kept
 
-    def take(self, finding: Finding, *, selected: bool = False) -> Finding | None:
-        """``finding`` after the pipeline's steps; None when the selection leaves it out."""
+    def prepare(self, finding: Finding, *, selected: bool = False) -> Finding | None:
+        """``finding`` after the selection, severity overrides and suppressions (the steps that need
+        no other finding: worker processes apply them); None when the selection leaves it out."""
         if not selected and not self.options.selected(finding.code):
             return None
-        finding = self.suppressor.apply(self.pipeline.override(finding))
-        return self.baseline.apply(finding) if self.baseline is not None else finding
+        return self.suppressor.apply(self.pipeline.override(finding))
 
-    def keep(self, finding: Finding | None, store: FindingStore) -> None:
-        """Add ``finding`` to ``store`` unless it repeats one kept already."""
-        if finding is None:
+    def finish(self, row: Row) -> Row:
+        """A prepared finding after the baseline (whose counts are spent in run order, so here)."""
+        if self.baseline is None:
+            return row
+        finding = unpack_one(row)
+        baselined = self.baseline.apply(finding)
+        return row if baselined is finding else pack_one(baselined)
+
+    def take(self, finding: Finding, *, selected: bool = False) -> Row | None:
+        """``finding`` after every step; None when the selection leaves it out."""
+        prepared = self.prepare(finding, selected=selected)
+        return None if prepared is None else self.finish(pack_one(prepared))
+
+    def keep(self, row: Row | None, store: FindingStore) -> None:
+        """Add the finding to ``store`` unless it repeats one kept already."""
+        if row is None:
             return
-        location = finding.location
-        key = (
-            finding.code,
-            finding.severity,
-            finding.message,
-            location.file if location else None,
-            location.pointer if location else None,
-        )
-        if key not in self.seen:
-            self.seen.add(key)
-            store.add(finding)
+        file = row_file(row)
+        key = row_key(row)
+        seen = self.seen.get(file)
+        if seen is None:
+            seen = self.seen[file] = set()
+        if key not in seen:
+            seen.add(key)
+            store.add_row(row)
+
+    def used(self) -> tuple[list[tuple[int, frozenset[str]]], frozenset[int]]:
+        """What the suppressions covered here (a worker's, sent back with its runs)."""
+        comments = [(i, frozenset(c.used)) for i, c in enumerate(self.suppressor.valid) if c.used]
+        return comments, frozenset(self.suppressor.used_waivers)
+
+    def add_used(self, used: tuple[list[tuple[int, frozenset[str]]], frozenset[int]]) -> None:
+        comments, waivers = used
+        for index, codes in comments:
+            self.suppressor.valid[index].used.update(codes)
+        self.suppressor.used_waivers.update(waivers)
+
+    def forget(self, file: str) -> None:
+        """Drop what :meth:`keep` remembers of the findings at ``file``: no run left reads it (a
+        finding repeats only one at the same file, so memory stays flat in the number of files)."""
+        self.seen.pop(file, None)
 
 
 def _check_runs(
-    runs: Sequence[_Run],
+    runs: list[_Run],
     pipeline: Pipeline,
     totals: _Totals,
     finisher: _Finisher,
     problems: FindingStore,
     checked: FindingStore,
-) -> list[RunRecord]:
+) -> RunRecords:
     """Check each run in order, its findings finished and stored as it ends; each run's record.
 
     A spec that turns out broken is reported once (in ``problems``) and its runs skipped. With
@@ -289,17 +342,26 @@ def _check_runs(
     options = pipeline.options
     pair_options = replace(options, skip_rig_only=True)
     broken: set[str] = set()
-    records: list[RunRecord] = []
-    alone: dict[int, dict[str, Tally]] = {}  # id(rig) -> its alone run's tallies by checker
-    outcomes = _outcomes(runs, pipeline, options, pair_options)
+    records = RunRecords()
+    # id(rig) -> its alone run's tallies by checker, kept only for the rigs that have pairs
+    alone: dict[int, dict[str, Tally]] = {}
+    paired = {id(run.rig) for run in runs if run.workload is not None}
+    last_run: dict[str, int] = {}  # spec path -> the index of the last run that reads it
+    for index, run in enumerate(runs):
+        for doc in (run.rig, run.workload):
+            if doc is not None:
+                last_run[doc.path] = index
+    outcomes = _outcomes(runs, pipeline, options, pair_options, finisher)
     try:
         for index, run in enumerate(runs):
             outcome = next(outcomes)
+            if index:
+                _forget_done(runs, index - 1, last_run, finisher)
             if run.rig.path in broken or (run.workload is not None and run.workload.path in broken):
                 continue
             if outcome is None:
-                outcome = _check_one(index, run, pipeline, options, pair_options)
-            produced, statuses, found = outcome
+                outcome = _check_one(index, run, pipeline, options, pair_options, finisher)
+            rows, statuses, found = outcome
             if found is not None:  # an unknown GPU, a bad model preset: reported once, at its line
                 broken.update(problem.file for problem in found)
                 for finding in _problem_findings(found, pipeline.registry):
@@ -307,68 +369,100 @@ def _check_runs(
                 continue
             run.ran, run.left = totals.add(statuses)
             by_checker: dict[str, Tally] = {}
-            for finding in produced:
-                finished = finisher.take(finding)
-                if finished is None:
-                    continue
-                tally = by_checker.get(finished.checker)
+            for prepared in rows:
+                row = finisher.finish(prepared)
+                checker = row_checker(row)
+                tally = by_checker.get(checker)
                 if tally is None:
-                    tally = by_checker[finished.checker] = Tally()
-                tally.add(finished)
-                finisher.keep(finished, checked)
-            records.append(_record(run, by_checker, alone))
+                    tally = by_checker[checker] = Tally()
+                tally.add_row(row)
+                finisher.keep(row, checked)
+            if run.workload is None and id(run.rig) in paired:
+                alone.setdefault(id(run.rig), by_checker)
+            _record(run, by_checker, alone, records)
+        if runs:
+            _forget_done(runs, len(runs) - 1, last_run, finisher)
     finally:
         outcomes.close()
     return records
 
 
-def _record(run: _Run, by_checker: dict[str, Tally], alone: dict[int, dict[str, Tally]]) -> RunRecord:
+def _forget_done(runs: list[_Run], index: int, last_run: dict[str, int], finisher: _Finisher) -> None:
+    """After run ``index``: it keeps only its specs' summaries, and the repeats of findings at a spec
+    no later run reads are forgotten; memory stays flat in the number of files."""
+    run = runs[index]
+    for doc in (run.rig, run.workload):
+        if doc is not None and last_run.get(doc.path) == index:
+            finisher.forget(doc.path)
+    runs[index] = _Run(
+        run.rig.summary() if isinstance(run.rig, SpecDocument) else run.rig,
+        run.workload.summary() if isinstance(run.workload, SpecDocument) else run.workload,
+        run.ran,
+        run.left,
+    )
+
+
+def _record(
+    run: _Run, by_checker: dict[str, Tally], alone: dict[int, dict[str, Tally]], records: RunRecords
+) -> None:
     """The run's verdict and counts. A pair's include its rig's findings from the checkers it left to
     the rig's own run (rig-only checkers), so a pair is never reported better than its rig."""
     own = Tally()
     for tally in by_checker.values():
         own.merge(tally)
-    if run.workload is None:
-        alone.setdefault(id(run.rig), by_checker)
-    elif id(run.rig) in alone:
+    if run.workload is not None and id(run.rig) in alone:
         for checker, tally in alone[id(run.rig)].items():
             if checker in run.left:
                 own.merge(tally)
     counts = own.counts
-    return RunRecord(
-        subject=run.subject,
-        rig=run.rig.path,
-        workload=run.workload.path if run.workload else None,
-        verdict=own.verdict.value,
-        summary=Summary(
-            passed=counts[Severity.PASS],
-            skipped=counts[Severity.SKIP],
-            warned=counts[Severity.WARN],
-            failed=counts[Severity.FAIL],
-            suppressed=own.suppressed,
+    records.add(
+        run.subject,
+        run.rig.path,
+        run.workload.path if run.workload else None,
+        own.verdict.value,
+        (
+            counts[Severity.PASS],
+            counts[Severity.SKIP],
+            counts[Severity.WARN],
+            counts[Severity.FAIL],
+            own.suppressed,
         ),
     )
 
 
-#: One run checked: its findings and checker statuses, or the problems of a spec it found broken.
-_Outcome = tuple[list[Finding], list[CheckerStatus], list[Problem] | None]
+#: One run checked: its findings (prepared, as rows) and checker statuses, or the problems of a spec
+#: it found broken.
+_Outcome = tuple[list[Row], list[CheckerStatus], list[Problem] | None]
 
 
 def _check_one(
-    index: int, run: _Run, pipeline: Pipeline, options: RunOptions, pair_options: RunOptions
+    index: int,
+    run: _Run,
+    pipeline: Pipeline,
+    options: RunOptions,
+    pair_options: RunOptions,
+    finisher: _Finisher,
 ) -> _Outcome:
-    """Check the run with ``index`` in the lint; its findings carry that index."""
+    """Check the run with ``index`` in the lint; its findings carry that index and are prepared
+    (:meth:`_Finisher.prepare`)."""
+    rig, workload = run.rig, run.workload
+    assert isinstance(rig, SpecDocument) and (workload is None or isinstance(workload, SpecDocument))
     try:
         _, produced, statuses = check_all(
-            run.rig,
-            run.workload,
+            rig,
+            workload,
             pipeline.registry,
             pipeline.catalog,
             pair_options if run.workload is not None else options,
         )
     except SpecError as exc:
         return [], [], list(exc.problems)
-    return [finding.with_changes(run=index) for finding in produced], statuses, None
+    rows = []
+    for finding in produced:
+        prepared = finisher.prepare(finding.with_changes(run=index))
+        if prepared is not None:
+            rows.append(pack_one(prepared))
+    return rows, statuses, None
 
 
 #: Fewer runs than this many per job are checked in-process: forking and sending findings back costs
@@ -388,6 +482,8 @@ def worker_count(jobs: int, runs: int, *, isolate_plugins: bool = False) -> int:
     :data:`RUNS_PER_JOB` runs per job."""
     if jobs <= 1 or isolate_plugins or runs < RUNS_PER_JOB * jobs:
         return 0
+    import multiprocessing  # here: ``rigcheck check`` and small lints never need it
+
     if sys.platform in ("win32", "darwin") or "fork" not in multiprocessing.get_all_start_methods():
         return 0
     from rigcheck.core.sandbox import safe_to_fork
@@ -395,49 +491,53 @@ def worker_count(jobs: int, runs: int, *, isolate_plugins: bool = False) -> int:
     return jobs if safe_to_fork() else 0
 
 
-#: What forked workers inherit: the runs, the pipeline and the two run options (set only while they run).
-_INHERITED: tuple[Sequence[_Run], Pipeline, RunOptions, RunOptions] | None = None
+#: What forked workers inherit: the runs, the pipeline, the two run options and the finisher (set only
+#: while they run).
+_INHERITED: tuple[Sequence[_Run], Pipeline, RunOptions, RunOptions, _Finisher] | None = None
 
 #: The most runs sent to a worker at once, and the most slices out at once per worker: what waits
 #: in this process for its turn stays bounded, whatever the number of files.
 SLICE_RUNS = 64
 SLICES_AHEAD = 2
 
+#: A slice's outcomes as plain tuples (rows, each status's slots, the problems), and what the
+#: worker's suppressions have covered so far.
+_Packed = tuple[list[tuple[list[Row], list[tuple[Any, ...]], Any]], Any]
+
 
 def _check_slice(start: int, stop: int) -> _Packed:
     """In a worker: check runs[start:stop] of the inherited lint run, packed to be sent back."""
     assert _INHERITED is not None
-    runs, pipeline, options, pair_options = _INHERITED
-    return _pack(
-        [_check_one(index, runs[index], pipeline, options, pair_options) for index in range(start, stop)]
-    )
-
-
-#: Outcomes as plain tuples (the findings packed by :func:`rigcheck.core.finding_store.pack`, each
-#: status's slots, the problems): pickling them costs half of pickling the models.
-_Packed = list[tuple[Packed, list[tuple[Any, ...]], Any]]
-
-
-def _pack(outcomes: Sequence[_Outcome]) -> _Packed:
-    return [
+    runs, pipeline, options, pair_options, finisher = _INHERITED
+    outcomes = [
+        _check_one(index, runs[index], pipeline, options, pair_options, finisher)
+        for index in range(start, stop)
+    ]
+    packed = [
         (
-            pack(produced),
+            rows,
             [(s.name, s.plugin, s.status, s.findings, s.duration_ms, s.reason) for s in statuses],
             problems,
         )
-        for produced, statuses, problems in outcomes
+        for rows, statuses, problems in outcomes
     ]
+    return packed, finisher.used()
 
 
-def _unpack(packed: _Packed) -> list[_Outcome]:
+def _unpack(packed: _Packed, finisher: _Finisher) -> list[_Outcome]:
+    outcomes, used = packed
+    finisher.add_used(used)
     return [
-        (unpack(findings), [CheckerStatus(*state) for state in states], problems)
-        for findings, states, problems in packed
+        (rows, [CheckerStatus(*state) for state in states], problems) for rows, states, problems in outcomes
     ]
 
 
 def _outcomes(
-    runs: Sequence[_Run], pipeline: Pipeline, options: RunOptions, pair_options: RunOptions
+    runs: Sequence[_Run],
+    pipeline: Pipeline,
+    options: RunOptions,
+    pair_options: RunOptions,
+    finisher: _Finisher,
 ) -> Generator[_Outcome | None, None, None]:
     """For each run in order, its outcome when a worker process checked it (:func:`worker_count`),
     else None (:func:`_check_runs` checks it here).
@@ -451,6 +551,7 @@ def _outcomes(
         for _ in runs:
             yield None
         return
+    import multiprocessing
     from collections import deque
     from concurrent.futures import Future, ProcessPoolExecutor
 
@@ -459,7 +560,7 @@ def _outcomes(
     # fill are then inherited, not built again in each worker.
     first_pair = next((index for index, run in enumerate(runs) if run.workload is not None), None)
     first = {
-        index: _check_one(index, runs[index], pipeline, options, pair_options)
+        index: _check_one(index, runs[index], pipeline, options, pair_options, finisher)
         for index in sorted({0} if first_pair is None else {0, first_pair})
     }
     rest = [index for index in range(len(runs)) if index not in first]
@@ -470,7 +571,7 @@ def _outcomes(
             slices[-1] = (slices[-1][0], index + 1)
         else:
             slices.append((index, index + 1))
-    _INHERITED = (runs, pipeline, options, pair_options)
+    _INHERITED = (runs, pipeline, options, pair_options, finisher)
     for stream in (sys.stdout, sys.stderr):  # a child flushes what it inherited: nothing must be waiting
         stream.flush()
     pool: ProcessPoolExecutor | None = None
@@ -496,7 +597,7 @@ def _outcomes(
             while index not in pending and out and out[0][0][0] <= index:
                 (start, _), future = out.popleft()
                 with contextlib.suppress(Exception):  # a dead worker, an outcome that would not pickle
-                    pending.update(enumerate(_unpack(future.result()), start))
+                    pending.update(enumerate(_unpack(future.result(), finisher), start))
             yield pending.pop(index, None)
     finally:
         _INHERITED = None
@@ -696,10 +797,10 @@ def _problem_findings(problems: Iterable[Problem], registry: Registry) -> list[F
 
 def _report(
     findings: FindingChain,
-    records: list[RunRecord],
+    records: RunRecords,
     runs: Sequence[_Run],
     totals: _Totals,
-    documents: Sequence[SpecDocument],
+    documents: Sequence[SpecSummary],
     pipeline: Pipeline,
     load_ms: float,
     check_ms: float,

@@ -283,7 +283,8 @@ def load_yaml_text(text: str, path: str = "<string>", *, sha256: str | None = No
             )
         )
     builder = _Builder(path)
-    builder.check_expansion(root)  # alias bombs and nesting depth, before anything is built
+    if "&" in text:  # an alias needs an anchor: without one nothing expands, and build checks depth
+        builder.check_expansion(root)  # alias bombs and nesting depth, before anything is built
     data = builder.build(root, "", 0)
     return YamlDocument(path, data, builder.source_map, text, sha256, builder.traps)
 
@@ -387,16 +388,7 @@ class _Builder:
                     )
                 )
             if depth > MAX_DEPTH:
-                line, column = _line_col(node)
-                raise SpecError(
-                    Problem(
-                        self.path,
-                        f"the YAML nests deeper than {MAX_DEPTH} levels",
-                        line,
-                        column,
-                        code=spec_codes.UNREADABLE_FILE,
-                    )
-                )
+                self._too_deep(node)
             written.add(key)
             total = 1
             if isinstance(node, MappingNode):
@@ -425,6 +417,18 @@ class _Builder:
                 )
             )
 
+    def _too_deep(self, node: Node) -> None:
+        line, column = _line_col(node)
+        raise SpecError(
+            Problem(
+                self.path,
+                f"the YAML nests deeper than {MAX_DEPTH} levels",
+                line,
+                column,
+                code=spec_codes.UNREADABLE_FILE,
+            )
+        )
+
     def _refuse_tag(self, node: Node) -> None:
         line, column = _line_col(node)
         tag = node.tag.replace(_TAG, "!!")
@@ -442,6 +446,8 @@ class _Builder:
     # -- building -------------------------------------------------------------------------------
 
     def build(self, node: Node, pointer: str, depth: int, key_mark: Mark | None = None) -> Any:
+        if depth > MAX_DEPTH:
+            self._too_deep(node)
         self.source_map.add(pointer, _mark(node), key_mark)
         if node.tag not in _SAFE_TAGS:
             self._refuse_tag(node)

@@ -18,6 +18,7 @@ import datetime as _dt
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -140,7 +141,7 @@ def apply_suppressions(
     base: Path | None = None,
     today: _dt.date | None = None,
     known_codes: Iterable[str] = (),
-    active: Mapping[str, set[str]] | None = None,
+    active: Mapping[str, AbstractSet[str]] | None = None,
     inline: bool = True,
 ) -> SuppressionResult:
     """Attach suppressions to the findings they cover and report bad, unused and expired ones.
@@ -263,7 +264,7 @@ class Suppressor:
                 )
         return finding.with_changes(suppressions=tuple(attached)) if attached else finding
 
-    def finish(self, active: Mapping[str, set[str]] | None) -> list[Finding]:
+    def finish(self, active: Mapping[str, AbstractSet[str]] | None) -> list[Finding]:
         """The SUP findings: bad comments and expired waivers, then suppressions that matched nothing
         among the rules that ran (``active``: file path -> rule codes)."""
         return self.extra + _unused(self.valid, self.live_waivers, self.used_waivers, active)
@@ -273,7 +274,7 @@ def _unused(
     comments: Sequence[Comment],
     waivers: Sequence[tuple[Waiver, Problem]],
     used_waivers: set[int],
-    active: Mapping[str, set[str]] | None,
+    active: Mapping[str, AbstractSet[str]] | None,
 ) -> list[Finding]:
     out = []
     active_by_file = {_key(path): codes for path, codes in (active or {}).items()}

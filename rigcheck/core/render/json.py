@@ -7,13 +7,14 @@ by ``json.dumps(allow_nan=False)`` instead, such values as their ``str``
 (:func:`rigcheck.core.render.escape.json_safe`). DEL and C1 controls are written as ``\\u`` escapes.
 
 A lint report's findings are not a list but a store that may be on disk
-(:mod:`rigcheck.core.finding_store`): they are written one by one into the same text, so the
-writer's memory does not grow with them.
+(:mod:`rigcheck.core.finding_store`), and its runs are tuples (:class:`rigcheck.core.report.RunRecords`):
+both are written a chunk at a time into the same text, so the writer's memory does not grow with them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 from pydantic import TypeAdapter
 from pydantic_core import PydanticSerializationError
@@ -21,18 +22,22 @@ from pydantic_core import PydanticSerializationError
 from rigcheck.core.findings import Finding
 from rigcheck.core.render import RenderOptions
 from rigcheck.core.render.escape import dump_json, json_safe, json_text
-from rigcheck.core.report import Report
+from rigcheck.core.report import Report, RunRecord
 
 _FINDINGS = TypeAdapter(list[Finding])
+_RUNS = TypeAdapter(list[RunRecord])
+_CHUNK = 4096
 
-#: How the empty findings list is written at the report's indent (the place the findings go).
-_EMPTY = '\n  "findings": [],\n'
+#: How the empty lists are written at the report's indent (the places the findings and runs go;
+#: ``runs`` follows ``findings`` in the model).
+_EMPTY_FINDINGS = '\n  "findings": [],\n'
+_EMPTY_RUNS = '  "runs": [],\n'
 
 
 def render_json(report: Report, options: RenderOptions) -> str | Iterator[str]:
-    if isinstance(report.findings, list):
+    if isinstance(report.findings, list) and isinstance(report.runs, list):
         return _whole(report)
-    return _streamed(report, report.findings.chunks())
+    return _streamed(report)
 
 
 def _whole(report: Report) -> str:
@@ -43,32 +48,57 @@ def _whole(report: Report) -> str:
     return json_text(text) + "\n"
 
 
-def _streamed(report: Report, chunks: Iterable[list[Finding]]) -> Iterator[str]:
-    """The text :func:`_whole` writes, the findings a chunk at a time (at the list's indent)."""
-    shell = _whole(report.model_copy(update={"findings": []}))
-    head, found, tail = shell.partition(_EMPTY)
-    if not found:  # pragma: no cover - the model writes the empty list this way; if not, all at once
-        yield _whole(report.model_copy(update={"findings": [f for chunk in chunks for f in chunk]}))
+def _streamed(report: Report) -> Iterator[str]:
+    """The text :func:`_whole` writes, the findings and the runs a chunk at a time (at the list's
+    indent)."""
+    shell = _whole(report.model_copy(update={"findings": [], "runs": []}))
+    head, found, rest = shell.partition(_EMPTY_FINDINGS)
+    between, found_runs, tail = rest.partition(_EMPTY_RUNS)
+    if not found or not found_runs or between:  # pragma: no cover - the model's field order changed
+        yield _whole(report.model_copy(update={"findings": list(report.findings), "runs": list(report.runs)}))
         return
     yield head + '\n  "findings": ['
+    yield from _items(_chunks(report.findings), _FINDINGS)
+    yield '  "runs": ['
+    yield from _items(_chunks(report.runs), _RUNS)
+    yield tail
+
+
+def _chunks(items: Sequence[Any]) -> Iterator[list[Any]]:
+    if isinstance(items, list):
+        yield items
+    elif hasattr(items, "chunks"):  # a FindingStore or FindingChain
+        yield from items.chunks()
+    else:
+        chunk: list[Any] = []
+        for item in items:
+            chunk.append(item)
+            if len(chunk) == _CHUNK:
+                yield chunk
+                chunk = []
+        yield chunk
+
+
+def _items(chunks: Iterable[list[Any]], adapter: TypeAdapter[Any]) -> Iterator[str]:
+    """The items of a list member of the report, then its closing bracket and comma."""
     first = True
     for chunk in chunks:
         if chunk:
-            yield ("\n  " if first else ",\n  ") + _listed(chunk)
+            yield ("\n  " if first else ",\n  ") + _listed(chunk, adapter)
             first = False
-    yield ("\n  ],\n" if not first else "],\n") + tail
+    yield "\n  ],\n" if not first else "],\n"
 
 
-def _listed(findings: list[Finding]) -> str:
-    """The findings as the items of a JSON list at the report's indent, without the brackets."""
+def _listed(items: list[Any], adapter: TypeAdapter[Any]) -> str:
+    """The items as the members of a JSON list at the report's indent, without the brackets."""
     try:
-        text = json_text(_FINDINGS.dump_json(findings, indent=2).decode())
+        text = json_text(adapter.dump_json(items, indent=2).decode())
     except PydanticSerializationError:
         parts = []
-        for finding in findings:
+        for item in items:
             try:
-                parts.append(json_text(finding.model_dump_json(indent=2)))
+                parts.append(json_text(item.model_dump_json(indent=2)))
             except PydanticSerializationError:
-                parts.append(dump_json(json_safe(finding.model_dump(), nonfinite=lambda _: None)))
+                parts.append(dump_json(json_safe(item.model_dump(), nonfinite=lambda _: None)))
         text = "[\n" + ",\n".join("  " + part.replace("\n", "\n  ") for part in parts) + "\n]"
     return text[2:-2].replace("\n", "\n  ")
