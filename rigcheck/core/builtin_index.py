@@ -81,6 +81,11 @@ class _StandIn:
         for spec in self._checkers:
             register(LazyChecker(self.__name__, spec))
 
+    def __dir__(self) -> list[str]:
+        """The one hook: pluggy looks for hook implementations among ``dir(plugin)``, and looking at
+        each of an object's thirty attributes, for 51 modules, was a fifth of ``rigcheck rules``."""
+        return ["rigcheck_checkers"]
+
 
 class LazyChecker:
     """A built-in checker known from the index; its module is imported when it is first run (or asked

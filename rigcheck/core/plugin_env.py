@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 
 ENTRY_POINT_GROUP = "rigcheck"
 
@@ -29,9 +30,49 @@ def normalise_name(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+_GROUP_HEADER = re.compile(rf"^[ \t]*\[[ \t]*{ENTRY_POINT_GROUP}[ \t]*\][ \t]*$", re.MULTILINE)
+
+
+def may_have_plugins() -> bool:
+    """Whether an installed distribution may declare an entry point of the ``rigcheck`` group: False
+    only when no ``entry_points.txt`` of a ``.dist-info`` or ``.egg-info`` folder on ``sys.path``
+    has the group's section, every ``sys.path`` entry is a folder, and only the standard finders look
+    for distributions. Then ``importlib.metadata`` (which imports the ``email`` package: a fifth of
+    ``rigcheck rules``) is not needed; in every other case it answers as usual."""
+    from importlib.machinery import PathFinder
+
+    if any(finder is not PathFinder and hasattr(finder, "find_distributions") for finder in sys.meta_path):
+        return True  # another finder can hold distributions this walk would not see
+    for folder in sys.path:
+        path = folder or "."
+        if not os.path.isdir(path):
+            if os.path.exists(path):
+                return True  # a zip file on the path: let importlib.metadata read it
+            continue
+        try:
+            entries = list(os.scandir(path))
+        except OSError:
+            continue
+        for entry in entries:
+            if not entry.name.endswith((".dist-info", ".egg-info")):
+                continue
+            try:
+                with open(
+                    os.path.join(entry.path, "entry_points.txt"), encoding="utf-8", errors="replace"
+                ) as f:
+                    text = f.read()
+            except OSError:
+                continue
+            if _GROUP_HEADER.search(text):
+                return True
+    return False
+
+
 def installed_plugin_names() -> list[str]:
     """Entry-point and distribution names of the installed ``rigcheck`` plugins, from package metadata
     (nothing is imported)."""
+    if not may_have_plugins():
+        return []
     from importlib.metadata import entry_points
 
     names = []

@@ -42,6 +42,7 @@ from rigcheck.core.plugin_env import (
     ENTRY_POINT_GROUP,
     env_flag,
     installed_plugin_names,
+    may_have_plugins,
     normalise_name,
     plugin_autoload_allowed,
 )
@@ -208,6 +209,8 @@ class PluginHost:
             self.registry.rules[rule.code] = RuleEntry(rule, "merge", core)
 
     def _load_entry_points(self) -> None:
+        if not may_have_plugins():
+            return
         from importlib.metadata import entry_points
 
         for entry_point in entry_points(group=ENTRY_POINT_GROUP):
