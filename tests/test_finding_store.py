@@ -148,3 +148,15 @@ def test_run_records_are_kept_as_tuples_and_read_as_models() -> None:
     assert len(records) == 2
     assert list(records) == expected and records[1] == expected[1] and records[:1] == expected[:1]
     assert [r.model_dump() for r in records] == [r.model_dump() for r in expected]
+
+
+@pytest.mark.parametrize("picks", [[], [1], [3], [0, 3], [2], [1, 2], [0, 1, 2, 3, 4], [2, 3]])
+def test_one_pass_counts_agree_with_the_functions_they_replace(picks: list[int]) -> None:
+    from rigcheck.core.report import exit_code_for, summarize, summary_of, tally_of, verdict_of
+
+    findings = [FINDINGS[i] for i in picks]
+    tally = tally_of(findings)
+    assert summary_of(tally) == summarize(findings)
+    assert tally.verdict is verdict_of(findings)
+    for fail_on in (Severity.WARN, Severity.FAIL):
+        assert int(tally.fails(fail_on)) == exit_code_for(findings, fail_on)

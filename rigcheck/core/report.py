@@ -11,6 +11,7 @@ from typing import Any, Final, Literal, overload
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rigcheck.core.finding_store import Tally
 from rigcheck.core.findings import Finding, Severity, restore, worst
 
 REPORT_SCHEMA_VERSION: Final = 1
@@ -185,14 +186,33 @@ def recount(report: Report, findings: list[Finding] | None = None) -> Report:
     """The report with ``findings`` (default: its own) and its summary, verdict and exit code redone,
     after suppressions, baselines or severity overrides changed them."""
     findings = list(report.findings if findings is None else findings)
-    fail_on = Severity(report.fail_on)
+    tally = tally_of(findings)
     return report.model_copy(
         update={
             "findings": findings,
-            "summary": summarize(findings),
-            "verdict": verdict_of(findings).value,
-            "exit_code": exit_code_for(findings, fail_on),
+            "summary": summary_of(tally),
+            "verdict": tally.verdict.value,
+            "exit_code": int(tally.fails(Severity(report.fail_on))),
         }
+    )
+
+
+def tally_of(findings: Iterable[Finding]) -> Tally:
+    """The counts :func:`summarize`, :func:`verdict_of` and :func:`exit_code_for` read, in one pass."""
+    tally = Tally()
+    for finding in findings:
+        tally.add(finding)
+    return tally
+
+
+def summary_of(tally: Tally) -> Summary:
+    counts = tally.counts
+    return Summary(
+        passed=counts[Severity.PASS],
+        skipped=counts[Severity.SKIP],
+        warned=counts[Severity.WARN],
+        failed=counts[Severity.FAIL],
+        suppressed=tally.suppressed,
     )
 
 
@@ -217,24 +237,10 @@ def build_report(
     from rigcheck._version import __plugin_api__, __version__
 
     tally = getattr(findings, "tally", None)  # a lint's FindingChain: counted as it was filled
-    if tally is not None:
-        counts = tally.counts
-        verdict = tally.verdict
-        exit_code = int(tally.fails(fail_on))
-        summary = Summary(
-            passed=counts[Severity.PASS],
-            skipped=counts[Severity.SKIP],
-            warned=counts[Severity.WARN],
-            failed=counts[Severity.FAIL],
-            suppressed=tally.suppressed,
-        )
-    else:
+    if tally is None:
         findings = list(findings)
-        verdict, exit_code, summary = (
-            verdict_of(findings),
-            exit_code_for(findings, fail_on),
-            summarize(findings),
-        )
+        tally = tally_of(findings)
+    verdict, exit_code, summary = tally.verdict, int(tally.fails(fail_on)), summary_of(tally)
     timings = (
         Timings(load_ms=round(load_ms, 3), check_ms=round(check_ms, 3), total_ms=round(load_ms + check_ms, 3))
         if load_ms is not None and check_ms is not None
@@ -247,7 +253,7 @@ def build_report(
         fail_on=fail_on.value,
         exit_code=exit_code,
         summary=summary,
-        findings=[] if tally is not None else findings,
+        findings=findings if isinstance(findings, list) else [],
         runs=[] if isinstance(runs, RunRecords) else list(runs),
         checkers=list(checkers),
         inputs=[
@@ -260,7 +266,7 @@ def build_report(
         timings=timings,
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
     )
-    if tally is not None:  # kept as it is, not copied into a list (writers iterate it; see render.json)
+    if not isinstance(findings, list):  # kept as it is, not copied into a list (see render.json)
         report.findings = findings  # type: ignore[assignment]
     if isinstance(runs, RunRecords):
         report.runs = runs  # type: ignore[assignment]
