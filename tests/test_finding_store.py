@@ -63,6 +63,18 @@ def test_a_store_gives_its_findings_in_order_whatever_is_on_disk(limit: int) -> 
     store.close()
 
 
+def test_findings_that_do_not_pickle_stay_in_memory() -> None:
+    """A plugin's evidence may hold anything (a lock, a lambda): that chunk is kept, not lost."""
+    import threading
+
+    odd = _finding(9, evidence={"lock": threading.Lock(), "f": lambda: 1})
+    store = FindingStore(1)
+    store.extend([FINDINGS[0], odd, FINDINGS[1]])
+    back = list(store)
+    assert [f.code for f in back] == ["T000", "T009", "T001"] and back[1].evidence is odd.evidence
+    assert store.on_disk  # the others did move to the file
+
+
 def test_the_tally_counts_what_counts_and_what_is_suppressed() -> None:
     store = FindingStore(2)
     store.extend(FINDINGS)

@@ -143,7 +143,8 @@ class FindingStore(Sequence[Finding]):
         self.tally = Tally()
         self._buffer: list[Row] = []
         self._file: IO[bytes] | None = None
-        self._chunks: list[tuple[int, int]] = []  # (offset, length) of each packed chunk in the file
+        # Each chunk: (offset, length) in the file, or its rows where they would not pickle
+        self._chunks: list[tuple[int, int] | list[Row]] = []
         self._count = 0
 
     def add(self, finding: Finding) -> None:
@@ -163,12 +164,17 @@ class FindingStore(Sequence[Finding]):
     @property
     def on_disk(self) -> bool:
         """Whether some findings were moved to the temporary file."""
-        return bool(self._chunks)
+        return any(not isinstance(chunk, list) for chunk in self._chunks)
 
     def _spill(self) -> None:
         if self._file is None:
             self._file = tempfile.TemporaryFile(prefix="rigcheck-findings-")  # noqa: SIM115 (closed in close())
-        data = pickle.dumps(self._buffer, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            data = pickle.dumps(self._buffer, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # a plugin's evidence that does not pickle (a lock, a lambda): kept in memory
+            self._chunks.append(self._buffer)
+            self._buffer = []
+            return
         offset = self._file.seek(0, os.SEEK_END)
         self._file.write(data)
         self._file.flush()
@@ -185,7 +191,11 @@ class FindingStore(Sequence[Finding]):
     def chunks(self) -> Iterator[list[Finding]]:
         """The findings in order, a list at a time (at most ``limit`` long)."""
         chunks, buffer = list(self._chunks), list(self._buffer)
-        for offset, length in chunks:  # pread: two walks at once do not share a file position
+        for chunk in chunks:
+            if isinstance(chunk, list):
+                yield unpack(chunk)
+                continue
+            offset, length = chunk  # pread: two walks at once do not share a file position
             assert self._file is not None
             yield unpack(pickle.loads(os.pread(self._file.fileno(), length, offset)))
         if buffer:
