@@ -172,3 +172,24 @@ def test_one_pass_counts_agree_with_the_functions_they_replace(picks: list[int])
     assert tally.verdict is verdict_of(findings)
     for fail_on in (Severity.WARN, Severity.FAIL):
         assert int(tally.fails(fail_on)) == exit_code_for(findings, fail_on)
+
+
+@pytest.mark.parametrize("name", sorted(FORMATS))
+def test_each_writer_reads_the_store_at_most_twice(  # type: ignore[no-untyped-def]
+    in_repo, run_cli, monkeypatch, name: str
+) -> None:
+    """A store read back from disk costs a pass over every finding: the writers that walk the findings
+    several times (markdown renders up to ten times to fit GitHub's limit) take them into a list once."""
+    walks = [0]
+    chunks = FindingStore.chunks
+
+    def counted(self: FindingStore):  # type: ignore[no-untyped-def]
+        walks[0] += 1
+        return chunks(self)
+
+    monkeypatch.setattr(FindingStore, "chunks", counted)
+    monkeypatch.setattr(finding_store, "MEMORY_LIMIT", 1)
+    result = run_cli("lint", "--format", name, "--color", "never")
+    assert result.exit_code == 1, result.err
+    stores = 3  # a lint report's findings: the files' problems, the runs', the suppressions'
+    assert walks[0] <= 2 * stores, walks[0]

@@ -68,6 +68,14 @@ def _inside_installed_package(path: str) -> bool:
     return "site-packages" in parts or "dist-packages" in parts
 
 
+def materialized(report: Any) -> Any:
+    """``report`` with its findings in a list, for a writer that walks them more than once (a lint's
+    findings are a store that reads them back, maybe from disk, on every walk)."""
+    if isinstance(report.findings, list):
+        return report
+    return report.model_copy(update={"findings": list(report.findings)})
+
+
 def finding_context(report: Any, finding: Any) -> str | None:
     """The rig + workload pair a finding came from, when that is not plain from its file: the pair of
     its lint run (``None`` for a rig checked alone, whose file says it), or the subject of a

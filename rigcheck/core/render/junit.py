@@ -25,13 +25,14 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.render import RenderOptions, relative_path
+from rigcheck.core.render import RenderOptions, materialized, relative_path
 from rigcheck.core.render.escape import escape_xml
 from rigcheck.core.report import Report, RunRecord
 from rigcheck.core.taxonomy import rule_family
 
 
 def render_junit(report: Report, options: RenderOptions) -> str:
+    report = materialized(report)  # grouped, then each group walked
     root = ET.Element("testsuites", {"name": "rigcheck"})
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for subject, findings in group_findings(report, split_subjects=True):

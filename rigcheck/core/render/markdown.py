@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.render import RenderOptions, relative_path, shown_path
+from rigcheck.core.render import RenderOptions, materialized, relative_path, shown_path
 from rigcheck.core.render.escape import escape_markdown
 from rigcheck.core.render.junit import group_findings
 from rigcheck.core.report import Report
@@ -31,6 +31,7 @@ _KINDS = {"inline": "inline comment", "file": "file comment", "waiver": "waiver"
 
 
 def render_markdown(report: Report, options: RenderOptions) -> str:
+    report = materialized(report)  # rendered up to ten times, at smaller row limits, until it fits
     text = ""
     for limit in _ROW_LIMITS:
         text = _render(report, options, limit)

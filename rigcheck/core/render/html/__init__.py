@@ -41,10 +41,11 @@ def _number(value: float, unit: str = "") -> str:
 def render_html(report: Report, options: RenderOptions) -> str:
     """``rigcheck check`` and ``rigcheck lint`` (a report with runs) as a page."""
     from rigcheck.core.findings import Severity
-    from rigcheck.core.render import shown_path
+    from rigcheck.core.render import materialized, shown_path
     from rigcheck.core.render.escape import escape_text
     from rigcheck.core.render.html import views
 
+    report = materialized(report)  # the views walk the findings several times
     counted = [finding for finding in report.findings if finding.counts]
     problems, passed = views.families(counted)
     context: dict[str, Any] = {
@@ -65,8 +66,12 @@ def render_html(report: Report, options: RenderOptions) -> str:
     if not report.runs:
         return environment().get_template("check.html.j2").render(**context)
     runs = []
+    by_run: dict[int, list[Any]] = {}  # grouped once: filtering every finding per run was quadratic
+    for finding in counted:
+        if finding.run is not None:
+            by_run.setdefault(finding.run, []).append(finding)
     for index, run in enumerate(report.runs):
-        own = [f for f in counted if f.run == index]
+        own = by_run.get(index, [])
         run_problems, _ = views.families([f for f in own if f.severity in (Severity.FAIL, Severity.WARN)])
         runs.append(
             {
