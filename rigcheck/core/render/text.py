@@ -149,17 +149,18 @@ def _render_lint(report: Report, options: RenderOptions) -> str:
     marks = _MARKS if options.unicode else _ASCII
     shown = (Severity.WARN, Severity.FAIL) if not options.show_passes else tuple(Severity)
     lines = [f"rigcheck {report.tool.version}: {_e(report.subject)}"]
-    by_run: dict[int | None, list[Finding]] = {}
+    by_run: dict[int | None, list[Finding]] = {}  # only what is listed: one walk, the rest not held
     for finding in report.findings:
-        by_run.setdefault(finding.run, []).append(finding)
-    outside = [f for f in by_run.get(None, []) if f.counts and f.severity in shown]
+        if finding.counts and finding.severity in shown:
+            by_run.setdefault(finding.run, []).append(finding)
+    outside = by_run.get(None, [])
     if outside:
         lines.append("")
         lines.append(paint("files and config", "1"))
         for finding in outside:
             lines.extend(_finding_lines(finding, marks, paint, options.verbose))
     for index, run in enumerate(report.runs):
-        findings = [f for f in by_run.get(index, []) if f.counts and f.severity in shown]
+        findings = by_run.get(index, [])
         verdict = _VERDICT[run.verdict]
         color = {"PASS": "32", "WARN": "33", "FAIL": "31"}[verdict]
         where = _e(run.rig) + (f" + {_e(run.workload)}" if run.workload else "")
@@ -192,7 +193,7 @@ def _render_lint(report: Report, options: RenderOptions) -> str:
         f"{paint(verdict, color + ';1')}  {summary.passed} passed, {summary.warned} warned, {summary.failed} failed, "
         f"{summary.skipped} not checked{suppressed}  (exit {report.exit_code} with --fail-on {report.fail_on})"
     )
-    lines.extend(_by_rule([finding for finding in report.findings if finding.counts], paint))
+    lines.extend(_by_rule([finding for listed in by_run.values() for finding in listed], paint))
     return _join(lines)
 
 
