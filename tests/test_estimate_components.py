@@ -783,3 +783,20 @@ def test_the_predicted_largest_micro_batch_is_the_searched_one(model: str, setup
     assert made <= searched_total, counts  # never more estimates than the search
     if values["task"] in ("lora", "qlora", "inference"):  # the need grows from 1 to 2: predicted
         assert made < searched_total, counts
+
+
+def test_changed_inputs_are_what_dataclasses_replace_gives() -> None:
+    """``MemoryInputs.changed`` copies the values instead of calling ``__init__``: the same only while
+    the class has no ``__post_init__`` and no field outside ``__init__``."""
+    import dataclasses
+
+    assert not hasattr(MemoryInputs, "__post_init__")
+    assert all(item.init for item in dataclasses.fields(MemoryInputs))
+    inputs = MemoryInputs(preset("llama-2-7b"), task="lora", lora_rank=16, lora_targets=("all-linear",))
+    for changes in ({}, {"micro_batch": 7}, {"seq_len": 4096, "zero": 3, "activation_checkpointing": "full"}):
+        made = inputs.changed(**changes)
+        assert made == replace(inputs, **changes) and hash(made) == hash(replace(inputs, **changes))
+        assert list(vars(made)) == list(vars(inputs))  # the fields in order (the estimate cache's key)
+    assert inputs.micro_batch == 1  # the original is untouched
+    with pytest.raises(TypeError, match="no field"):
+        inputs.changed(micro_batches=2)

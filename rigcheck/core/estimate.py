@@ -15,7 +15,7 @@ re-estimates the changes that would make a workload fit.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from rigcheck.core.catalog import GpuSpec
@@ -445,7 +445,7 @@ def largest_micro_batch(
     def ok(value: int) -> bool:
         if value not in known:
             trial = (
-                replace(inputs, micro_batch=value) if inputs.training else replace(inputs, concurrency=value)
+                inputs.changed(micro_batch=value) if inputs.training else inputs.changed(concurrency=value)
             )
             estimate = estimate_memory(trial)
             needs[value] = required_bytes(estimate)

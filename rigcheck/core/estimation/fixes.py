@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from rigcheck.core.estimation.memory import GIB, MemoryEstimate, MemoryInputs, estimate_memory
@@ -70,7 +70,7 @@ def _largest(inputs: MemoryInputs, name: str, fits: Fits, upper: int, *, step: i
     while low < high:
         middle = (low + high + 1) // 2
         change: dict[str, Any] = {name: middle * step}  # one integer field of MemoryInputs
-        if fits(estimate_memory(replace(inputs, **change))):
+        if fits(estimate_memory(inputs.changed(**change))):
             low = middle
         else:
             high = middle - 1
@@ -352,7 +352,7 @@ def _conflict(combo: Iterable[_Candidate]) -> bool:
 
 def _estimate(inputs: MemoryInputs, changes: dict[str, Any], facts: Any) -> MemoryEstimate | None:
     try:
-        return estimate_memory(replace(inputs, **changes), facts)
+        return estimate_memory(inputs.changed(**changes), facts)
     except ValueError:
         return None
 
