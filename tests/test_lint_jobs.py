@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from rigcheck.core.lint import worker_count
+from rigcheck.core.lint_workers import worker_count
 
 ROOT = Path(__file__).resolve().parent.parent
 LINT_REPO = Path(__file__).parent / "lint_repo"
@@ -26,7 +26,7 @@ FORMATS = ("json", "sarif", "text")
 
 RUNNER = """
 import sys
-import rigcheck.core.lint as lint
+import rigcheck.core.lint_workers as lint
 from rigcheck.cli import main
 
 chosen = lint.worker_count

@@ -9,18 +9,16 @@ file in a pull request does not hide the others.
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import glob
 import os
-import sys
 import time
 from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from rigcheck.core import spec_codes
+from rigcheck.core import lint_workers, spec_codes
 from rigcheck.core.baseline import Baseline, apply_baseline
 from rigcheck.core.boundary import outside_reason
 from rigcheck.core.catalog import Catalog
@@ -72,7 +70,7 @@ class Pipeline:
     no_ignores: bool = False
     baseline: str | None = None
     isolate_plugins: bool = False
-    #: ``rigcheck lint --jobs``: worker processes for the runs (1: all in this process; see worker_count).
+    #: ``rigcheck lint --jobs``: worker processes for the runs (1: all in this process; see lint_workers.worker_count).
     jobs: int = 1
     #: Plugin name -> its validated settings (``plugins-config``), checked when the pipeline is built.
     plugin_configs: dict[str, Any] = field(init=False, default_factory=dict)
@@ -465,73 +463,6 @@ def _check_one(
     return rows, statuses, None
 
 
-#: Fewer runs than this many per job are checked in-process: forking and sending findings back costs
-#: more than it saves.
-RUNS_PER_JOB = 2
-
-
-def worker_count(jobs: int, runs: int, *, isolate_plugins: bool = False) -> int:
-    """How many worker processes ``rigcheck lint --jobs JOBS`` uses for ``runs`` runs; 0: none, every
-    run is checked in this process (the ``--jobs 1`` path).
-
-    Workers are forked (they inherit the loaded plugins, catalog and settings, nothing is imported
-    again), so there are none where ``fork`` is not a start method (Windows) or not a safe one (macOS,
-    where ``spawn`` is the default and would import everything again), none from a process that runs
-    other threads (forking one can deadlock; rigcheck's idle plugin watchdog is fine), none with
-    ``--isolate-plugins`` (which forks per checker already), and none for fewer than
-    :data:`RUNS_PER_JOB` runs per job."""
-    if jobs <= 1 or isolate_plugins or runs < RUNS_PER_JOB * jobs:
-        return 0
-    import multiprocessing  # here: ``rigcheck check`` and small lints never need it
-
-    if sys.platform in ("win32", "darwin") or "fork" not in multiprocessing.get_all_start_methods():
-        return 0
-    from rigcheck.core.sandbox import safe_to_fork
-
-    return jobs if safe_to_fork() else 0
-
-
-#: What forked workers inherit: the runs, the pipeline, the two run options and the finisher (set only
-#: while they run).
-_INHERITED: tuple[Sequence[_Run], Pipeline, RunOptions, RunOptions, _Finisher] | None = None
-
-#: The most runs sent to a worker at once, and the most slices out at once per worker: what waits
-#: in this process for its turn stays bounded, whatever the number of files.
-SLICE_RUNS = 64
-SLICES_AHEAD = 2
-
-#: A slice's outcomes as plain tuples (rows, each status's slots, the problems), and what the
-#: worker's suppressions have covered so far.
-_Packed = tuple[list[tuple[list[Row], list[tuple[Any, ...]], Any]], Any]
-
-
-def _check_slice(start: int, stop: int) -> _Packed:
-    """In a worker: check runs[start:stop] of the inherited lint run, packed to be sent back."""
-    assert _INHERITED is not None
-    runs, pipeline, options, pair_options, finisher = _INHERITED
-    outcomes = [
-        _check_one(index, runs[index], pipeline, options, pair_options, finisher)
-        for index in range(start, stop)
-    ]
-    packed = [
-        (
-            rows,
-            [(s.name, s.plugin, s.status, s.findings, s.duration_ms, s.reason) for s in statuses],
-            problems,
-        )
-        for rows, statuses, problems in outcomes
-    ]
-    return packed, finisher.used()
-
-
-def _unpack(packed: _Packed, finisher: _Finisher) -> list[_Outcome]:
-    outcomes, used = packed
-    finisher.add_used(used)
-    return [
-        (rows, [CheckerStatus(*state) for state in states], problems) for rows, states, problems in outcomes
-    ]
-
-
 def _outcomes(
     runs: Sequence[_Run],
     pipeline: Pipeline,
@@ -539,70 +470,24 @@ def _outcomes(
     pair_options: RunOptions,
     finisher: _Finisher,
 ) -> Generator[_Outcome | None, None, None]:
-    """For each run in order, its outcome when a worker process checked it (:func:`worker_count`),
-    else None (:func:`_check_runs` checks it here).
+    """For each run in order, its outcome when a worker process checked it, else None
+    (:func:`_check_runs` checks it here); see :mod:`rigcheck.core.lint_workers`. The first rig alone
+    and the first pair are checked here first: the checker modules they import and the caches they
+    fill are then inherited, not built again in each worker."""
 
-    The runs go out in slices of at most :data:`SLICE_RUNS`, in order, at most
-    :data:`SLICES_AHEAD` per worker at a time; a slice whose worker died or whose outcome could not
-    be sent back gives None for its runs (a checker that raises is an ENGINE finding inside the
-    worker, as here)."""
-    workers = worker_count(pipeline.jobs, len(runs), isolate_plugins=pipeline.isolate_plugins)
-    if not workers:
-        for _ in runs:
-            yield None
-        return
-    import multiprocessing
-    from collections import deque
-    from concurrent.futures import Future, ProcessPoolExecutor
+    def check(index: int) -> _Outcome:
+        return _check_one(index, runs[index], pipeline, options, pair_options, finisher)
 
-    global _INHERITED
-    # The first rig alone and the first pair here: the checker modules they import and the caches they
-    # fill are then inherited, not built again in each worker.
     first_pair = next((index for index, run in enumerate(runs) if run.workload is not None), None)
-    first = {
-        index: _check_one(index, runs[index], pipeline, options, pair_options, finisher)
-        for index in sorted({0} if first_pair is None else {0, first_pair})
-    }
-    rest = [index for index in range(len(runs)) if index not in first]
-    size = min(SLICE_RUNS, max(1, -(-len(rest) // (workers * 8))))
-    slices: list[tuple[int, int]] = []
-    for index in rest:  # contiguous ranges of the runs left, at most size long
-        if slices and slices[-1][1] == index and index - slices[-1][0] < size:
-            slices[-1] = (slices[-1][0], index + 1)
-        else:
-            slices.append((index, index + 1))
-    _INHERITED = (runs, pipeline, options, pair_options, finisher)
-    for stream in (sys.stdout, sys.stderr):  # a child flushes what it inherited: nothing must be waiting
-        stream.flush()
-    pool: ProcessPoolExecutor | None = None
-    out: deque[tuple[tuple[int, int], Future[_Packed]]] = deque()
-    queued = 0
-    pending: dict[int, _Outcome] = {}
-    try:
-        try:
-            pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
-        except OSError:  # no processes to be had: every run is checked here
-            pool = None
-        for index in range(len(runs)):
-            if index in first:
-                yield first.pop(index)
-                continue
-            while pool is not None and (queued < len(slices) and len(out) < workers * SLICES_AHEAD):
-                try:
-                    out.append((slices[queued], pool.submit(_check_slice, *slices[queued])))
-                except Exception:  # a broken pool: what is left is checked here
-                    pool = None
-                    break
-                queued += 1
-            while index not in pending and out and out[0][0][0] <= index:
-                (start, _), future = out.popleft()
-                with contextlib.suppress(Exception):  # a dead worker, an outcome that would not pickle
-                    pending.update(enumerate(_unpack(future.result(), finisher), start))
-            yield pending.pop(index, None)
-    finally:
-        _INHERITED = None
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+    return lint_workers.outcomes(
+        len(runs),
+        check,
+        jobs=pipeline.jobs,
+        isolate_plugins=pipeline.isolate_plugins,
+        first=sorted({0} if first_pair is None else {0, first_pair}),
+        state=finisher.used,
+        add_state=finisher.add_used,
+    )
 
 
 class _Totals:
