@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from rigcheck.core.lint_workers import worker_count
+from tests.test_lint_formats import normalized
 
 ROOT = Path(__file__).resolve().parent.parent
 LINT_REPO = Path(__file__).parent / "lint_repo"
@@ -43,19 +44,6 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
-def untimed(name: str, text: str) -> str:
-    """The report without what varies between runs: the times and the date of the JSON report (text
-    and SARIF have neither)."""
-    if name == "json":
-        report = json.loads(text)
-        report["created_at"] = "<created_at>"
-        report["timings"] = {key: 0 for key in report["timings"]}
-        for checker in report["checkers"]:
-            checker["duration_ms"] = 0
-        return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
-    return text
-
-
 def lint(cwd: Path, out: Path, jobs: str, *args: str, path: str = "") -> tuple[int, str, dict[str, str]]:
     """``rigcheck lint ARGS --jobs JOBS`` in a fresh process, every format to a file: the exit code,
     standard error and each format's report (without timings)."""
@@ -71,7 +59,9 @@ def lint(cwd: Path, out: Path, jobs: str, *args: str, path: str = "") -> tuple[i
         text=True,
         timeout=300,
     )
-    reports = {name: untimed(name, (out / f"{jobs}.{name}").read_text(encoding="utf-8")) for name in FORMATS}
+    reports = {
+        name: normalized(name, (out / f"{jobs}.{name}").read_text(encoding="utf-8")) for name in FORMATS
+    }
     return result.returncode, result.stderr, reports
 
 

@@ -67,3 +67,15 @@ def test_a_zip_on_the_path_or_another_finder_is_left_to_importlib_metadata(
 
     monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, Finder])
     assert plugin_env.may_have_plugins() is True
+
+
+def test_an_entry_points_file_that_is_not_a_regular_file_is_not_opened(only: Path) -> None:
+    """The working directory can be on sys.path: a FIFO there must not hang the walk."""
+    import os
+
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs here")
+    info = only / "trap-1.0.dist-info"
+    info.mkdir()
+    os.mkfifo(info / "entry_points.txt")
+    assert plugin_env.may_have_plugins() is True  # left to importlib.metadata, unread here

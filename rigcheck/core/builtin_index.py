@@ -119,27 +119,6 @@ class LazyChecker:
         return getattr(self.load(), attribute)
 
 
-def rule_to_dict(rule: Rule) -> dict[str, Any]:
-    """A rule as written (placeholders unresolved), for the index."""
-    docs = rule.docs
-    return {
-        "code": rule.code,
-        "name": rule.name,
-        "summary": rule.summary,
-        "severity": rule.severity.value,
-        "since": rule.since,
-        "status": rule.status,
-        "tags": list(rule.tags),
-        "docs": {
-            "what": docs.what,
-            "why": docs.why,
-            "example": docs.example,
-            "fix": docs.fix,
-            "references": list(docs.references),
-        },
-    }
-
-
 def rule_from_dict(data: dict[str, Any]) -> Rule:
     docs = data["docs"]
     return Rule(
@@ -170,7 +149,7 @@ def build_index() -> dict[str, Any]:
             {
                 "name": checker.name,
                 "attributes": {attribute: getattr(checker, attribute) for attribute in ATTRIBUTES},
-                "rules": [rule_to_dict(rule) for rule in checker.rules],
+                "rules": [rule.as_dict(resolved=False) for rule in checker.rules],
             }
             for checker in found
         ]

@@ -132,7 +132,32 @@ class Tally:
         return any(count and severity.rank >= fail_on.rank for severity, count in self.counts.items())
 
 
-class FindingStore(Sequence[Finding]):
+class _Walked(Sequence[Finding]):
+    """Findings read by walking them in order, a chunk at a time (:meth:`chunks`); indexing walks."""
+
+    def chunks(self) -> Iterator[list[Finding]]:
+        raise NotImplementedError
+
+    def __iter__(self) -> Iterator[Finding]:
+        for chunk in self.chunks():
+            yield from chunk
+
+    @overload
+    def __getitem__(self, index: int) -> Finding: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Finding]: ...
+    def __getitem__(self, index: int | slice) -> Finding | list[Finding]:
+        if isinstance(index, slice):
+            return list(self)[index]
+        position = index + len(self) if index < 0 else index
+        if 0 <= position < len(self):
+            for number, finding in enumerate(self):
+                if number == position:
+                    return finding
+        raise IndexError("finding index out of range")
+
+
+class FindingStore(_Walked):
     """Findings in the order added, counted as they come; past ``limit`` (default
     :data:`MEMORY_LIMIT`) in memory, on disk.
 
@@ -184,10 +209,6 @@ class FindingStore(Sequence[Finding]):
     def __len__(self) -> int:
         return self._count
 
-    def __iter__(self) -> Iterator[Finding]:
-        for chunk in self.chunks():
-            yield from chunk
-
     def chunks(self) -> Iterator[list[Finding]]:
         """The findings in order, a list at a time (at most ``limit`` long)."""
         chunks, buffer = list(self._chunks), list(self._buffer)
@@ -201,21 +222,6 @@ class FindingStore(Sequence[Finding]):
         if buffer:
             yield unpack(buffer)
 
-    @overload
-    def __getitem__(self, index: int) -> Finding: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Finding]: ...
-    def __getitem__(self, index: int | slice) -> Finding | list[Finding]:
-        if isinstance(index, slice):
-            return list(self)[index]
-        position = index + self._count if index < 0 else index
-        if not 0 <= position < self._count:
-            raise IndexError("finding index out of range")
-        for number, finding in enumerate(self):
-            if number == position:
-                return finding
-        raise IndexError("finding index out of range")  # pragma: no cover - the count says it is there
-
     def close(self) -> None:
         """Delete the temporary file (also done when the store is collected, or the process ends)."""
         if self._file is not None:
@@ -224,7 +230,7 @@ class FindingStore(Sequence[Finding]):
             self._chunks = []
 
 
-class FindingChain(Sequence[Finding]):
+class FindingChain(_Walked):
     """Stores one after the other, as one sequence (a lint report: file problems, the runs' findings,
     then suppression findings); their tallies added up."""
 
@@ -237,27 +243,9 @@ class FindingChain(Sequence[Finding]):
     def __len__(self) -> int:
         return sum(len(part) for part in self.parts)
 
-    def __iter__(self) -> Iterator[Finding]:
-        for part in self.parts:
-            yield from part
-
     def chunks(self) -> Iterator[list[Finding]]:
         for part in self.parts:
             yield from part.chunks()
-
-    @overload
-    def __getitem__(self, index: int) -> Finding: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Finding]: ...
-    def __getitem__(self, index: int | slice) -> Finding | list[Finding]:
-        if isinstance(index, slice):
-            return list(self)[index]
-        position = index + len(self) if index < 0 else index
-        for part in self.parts:
-            if 0 <= position < len(part):
-                return part[position]
-            position -= len(part)
-        raise IndexError("finding index out of range")
 
     @property
     def on_disk(self) -> bool:

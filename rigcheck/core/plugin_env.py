@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import sys
 
 ENTRY_POINT_GROUP = "rigcheck"
@@ -30,6 +31,8 @@ def normalise_name(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+#: More than any real entry_points.txt holds; past it the walk stops reading (and says there may be plugins).
+_MAX_ENTRY_POINTS_BYTES = 1 << 20
 _GROUP_HEADER = re.compile(rf"^[ \t]*\[[ \t]*{ENTRY_POINT_GROUP}[ \t]*\][ \t]*$", re.MULTILINE)
 
 
@@ -56,14 +59,15 @@ def may_have_plugins() -> bool:
         for entry in entries:
             if not entry.name.endswith((".dist-info", ".egg-info")):
                 continue
-            try:
-                with open(
-                    os.path.join(entry.path, "entry_points.txt"), encoding="utf-8", errors="replace"
-                ) as f:
-                    text = f.read()
+            declared = os.path.join(entry.path, "entry_points.txt")
+            try:  # a regular file only (sys.path may hold the working directory: a FIFO would hang)
+                if not stat.S_ISREG(os.stat(declared).st_mode):
+                    return True  # not ours to read: importlib.metadata decides
+                with open(declared, encoding="utf-8", errors="replace") as handle:
+                    text = handle.read(_MAX_ENTRY_POINTS_BYTES)
             except OSError:
                 continue
-            if _GROUP_HEADER.search(text):
+            if _GROUP_HEADER.search(text) or len(text) >= _MAX_ENTRY_POINTS_BYTES:
                 return True
     return False
 

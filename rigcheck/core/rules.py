@@ -188,8 +188,10 @@ class Rule:
     def failed(self, message: str, **details: Any) -> Finding:
         return self.finding(Severity.FAIL, message, **details)
 
-    def as_dict(self) -> dict[str, Any]:
-        docs = self.docs.resolved()
+    def as_dict(self, *, resolved: bool = True) -> dict[str, Any]:
+        """The rule as data; its docs with their ``{facts:...}`` placeholders filled from the data, or
+        as written (``resolved=False``: the built-in checker index)."""
+        docs = self.docs.resolved() if resolved else self.docs
         return {
             "code": self.code,
             "name": self.name,
