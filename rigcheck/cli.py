@@ -110,6 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     from rigcheck.commands import (
         check,
         estimate,
+        evidence,
         explain,
         gpus,
         lint,
@@ -146,6 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
         gpus,
         plugins,
         probe,
+        evidence,
         merge,
         measure,
         version,

@@ -800,6 +800,171 @@ def _torch_version(ev: Evidence) -> None:
     assert ev.problems == []
 
 
+# --- df ------------------------------------------------------------------------------------------------------
+
+GIB, TIB = 1024**3, 1024**4
+
+
+@expect("df/df-h-mi300x-8nvme.txt", "df")
+def _df_mi300x(ev: Evidence) -> None:
+    mounts = {mount.mounted_on: mount for mount in ev.mounts}
+    assert len(ev.mounts) == 14 and ev.problems == []
+    root = mounts["/"]
+    assert (root.filesystem, root.type, root.use_pct) == ("/dev/nvme0n1p2", None, 11)
+    assert (root.size_bytes, root.used_bytes, root.available_bytes) == (438 * GIB, 43 * GIB, 374 * GIB)
+    assert mounts["/dev/shm"].size_bytes == 1008 * GIB  # "1008G" fills its column
+    assert mounts["/mnt/nvme0n1p1"].filesystem == "/dev/nvme2n1p1"  # device and mount names differ
+    assert mounts["/mnt/nvme0n1p1"].size_bytes == 14 * TIB
+    assert mounts["/sys/firmware/efi/efivars"].use_pct == 56
+    assert mounts["/run/lock"].size_bytes == approx(5.0 * 1024**2)
+
+
+@expect("df/dev-vm-df-hT.txt", "df")
+def _df_ht(ev: Evidence) -> None:
+    root, shm = ev.mounts
+    assert (root.filesystem, root.type, root.mounted_on, root.use_pct) == ("/dev/vda", "ext4", "/", 33)
+    assert (root.size_bytes, root.used_bytes, root.available_bytes) == (252 * GIB, 34 * GIB, 69 * GIB)
+    assert (shm.type, shm.used_bytes) == ("tmpfs", 256 * 1024)
+
+
+@expect("df/dev-vm-df-T-1k-blocks.txt", "df")
+def _df_t_blocks(ev: Evidence) -> None:
+    root, shm = ev.mounts
+    assert (root.type, root.size_bytes, root.used_bytes, root.available_bytes) == (
+        "ext4",
+        264212084 * 1024,
+        34880636 * 1024,
+        71510276 * 1024,
+    )
+    assert (shm.mounted_on, shm.available_bytes) == ("/dev/shm", 24683396 * 1024)
+    assert ev.extra["units"] == "blocks of 1024 bytes"
+
+
+# --- pip show / list / freeze -----------------------------------------------------------------------------
+
+
+@expect("pip/dev-vm-pip-show-torch-2.13.0-cpu.txt", "pip-show")
+def _pip_show_cpu(ev: Evidence) -> None:
+    assert ev.packages == {"torch": "2.13.0+cpu"}
+    assert ev.torch is not None and (ev.torch.version, ev.torch.cuda) == ("2.13.0+cpu", None)
+    assert ev.extra["details"]["torch"]["required_by"] == "accelerate, bitsandbytes, peft"
+    assert ev.problems == []
+
+
+@expect("pip/pip-list-vllm-0.6.3-torch-2.4.0-cu121.txt", "pip-list")
+def _pip_list_cu121(ev: Evidence) -> None:
+    versions = {name: ev.packages[name] for name in ("torch", "vllm", "transformers", "nvidia-cudnn-cu12")}
+    assert versions == {
+        "torch": "2.4.0+cu121",
+        "vllm": "0.6.3",
+        "transformers": "4.47.1",
+        "nvidia-cudnn-cu12": "9.1.0.70",
+    }
+    assert ev.torch is not None and ev.torch.cuda == "12.1"
+    assert (ev.extra["cuda_runtime_wheel"], ev.extra["nccl"]) == ("12.1.105", "2.20.5")
+    # the Build and Editable project location columns are cut where pip's dashes put them
+    assert ev.extra["build"] == {"triton": "1"}
+    assert ev.extra["editable_project_location"] == {"verl": "/users/gwang16/Jillian/TinyZero"}
+    assert ev.problems == []
+
+
+@expect("pip/pip-list-vllm-0.9.0-torch-2.7.0.txt", "pip-list")
+def _pip_list_untagged(ev: Evidence) -> None:
+    assert ev.packages["torch"] == "2.7.0" and ev.packages["vllm"] == "0.9.0"
+    assert ev.packages["flash-attn"] == "2.7.4.post1"  # written flash_attn: PEP 503 names
+    assert ev.packages["transformers"] == "4.52.0.dev0"
+    # a PyPI wheel without +cuXYZ: the CUDA is that of nvidia-cuda-runtime-cu12 12.6.77
+    assert ev.torch is not None and (ev.torch.version, ev.torch.cuda) == ("2.7.0", "12.6")
+    assert ev.extra["nccl"] == "2.26.2" and ev.problems == []
+
+
+@expect("pip/pip-freeze-colab-gpu-torch-2.11.0-cu128.txt", "pip-freeze")
+def _pip_freeze_colab(ev: Evidence) -> None:
+    assert len(ev.packages) == 697 and ev.problems == []
+    assert ev.torch is not None and (ev.torch.version, ev.torch.cuda) == ("2.11.0+cu128", "12.8")
+    assert ev.packages["transformers"] == "5.15.0" and "vllm" not in ev.packages
+    assert ev.extra["cuda_wheels"]["nvidia-nccl-cu13"] == "2.31.2"
+    assert ev.extra["nccl"] == "2.28.9"  # nvidia-nccl-cu12, the one a cu128 torch loads
+    assert ev.extra["unversioned"]["google-colab"] == "file:///colabtools/dist/google_colab-1.0.0.tar.gz"
+
+
+# --- torch one-liners -------------------------------------------------------------------------------------
+
+
+@expect("torch/dev-vm-one-liner-2.13.0-cpu.txt", "torch-version")
+def _torch_one_liner_cpu(ev: Evidence) -> None:
+    torch = ev.torch
+    assert torch is not None
+    # version, is_available(), torch.version.cuda (None on a CPU build), device_count()
+    assert (torch.version, torch.cuda_available, torch.cuda, torch.device_count) == (
+        "2.13.0+cpu",
+        False,
+        None,
+        0,
+    )
+    assert ev.gpus == [] and ev.problems == []
+
+
+@expect("torch/h100-one-liner-2.0.1-cu118-properties.txt", "torch-version")
+def _torch_one_liner_properties(ev: Evidence) -> None:
+    torch = ev.torch
+    assert torch is not None
+    # no is_available() line: get_device_properties(0) and a tensor on cuda:0 say CUDA works
+    assert (torch.version, torch.cuda, torch.cuda_available) == ("2.0.1+cu118", "11.8", True)
+    [gpu] = ev.gpus
+    # torch prints total_memory in MiB (totalGlobalMem / 2**20) and calls it MB
+    assert (gpu.name, gpu.memory_total_mib, gpu.compute_capability) == ("NVIDIA H100 80GB HBM3", 81082, "9.0")
+    assert ev.extra["tensor_on_cuda"] is True and ev.problems == []
+
+
+@expect("torch/8x-h100-device-count-and-properties.txt", "torch-version")
+def _torch_eight_properties(ev: Evidence) -> None:
+    assert ev.gpu_count == 8 and len(ev.gpus) == 8
+    assert {gpu.name for gpu in ev.gpus} == {"NVIDIA H100 80GB HBM3"}
+    assert {gpu.memory_total_mib for gpu in ev.gpus} == {81090}
+    assert ev.gpus[0].uuid == "a7bfde5d-8151-8a6d-fdfc-b31d020cd2f5"
+    assert ev.gpus[7].uuid == "62f395b0-f63d-2a9d-d202-53f798ada4f4"
+    assert ev.torch is not None and ev.torch.device_count == 8 and ev.torch.cuda_available is True
+    assert ev.problems == ["no torch version line (print(torch.__version__))"]
+
+
+# --- one 8-GPU node: a GKE A3 (8x H100 SXM), one lab run (SOURCES.md, node8/) ----------------------------
+
+
+@expect("node8/a3-h100-topo-m.txt", "nvidia-smi-topo")
+def _node8_topo(ev: Evidence) -> None:
+    topology = ev.topology
+    assert topology is not None and topology.kind == "connection"
+    gpus = [f"GPU{n}" for n in range(8)]
+    assert topology.devices == gpus  # the header's ESC[4m ... ESC[0m removed
+    assert {topology.matrix[a][b] for a in gpus for b in gpus if a != b} == {"NV18"}
+    assert (topology.numa["GPU3"], topology.numa["GPU4"]) == ("0", "1")
+    assert topology.cpu_affinity["GPU7"] == "52-103,156-207"
+    assert topology.nic_legend == {} and ev.problems == []
+
+
+@expect("node8/a3-h100-nvlink-status.txt", "nvidia-smi-nvlink")
+def _node8_nvlink(ev: Evidence) -> None:
+    [gpu] = ev.gpus
+    assert (gpu.index, gpu.name, gpu.uuid) == (
+        0,
+        "NVIDIA H100 80GB HBM3",
+        "GPU-2e37c77d-9f00-a42d-bec1-d72b36af9983",
+    )
+    assert gpu.nvlinks is not None and len(gpu.nvlinks) == 18
+    assert all(link.active and link.speed_gbps == approx(26.562) for link in gpu.nvlinks)
+
+
+@expect("node8/a3-h100-allreduce-8gpu.txt", "nccl-tests")
+def _node8_allreduce(ev: Evidence) -> None:
+    [result] = ev.nccl
+    assert (result.operation, result.nccl_version, result.ranks) == ("all_reduce", "2.22.3", 8)
+    assert result.devices == ["NVIDIA H100 80GB HBM3"] * 8
+    assert ev.host == "gke-hypercomputer-a3-a3-h100-dws-pool-16664d9c-hv7m"
+    assert (result.largest_size_bytes, result.busbw_at_largest_gbps) == (8589934592, approx(479.93))
+    assert result.avg_busbw_gbps == approx(145.47) and len(result.rows) == 31
+
+
 # --- one H200 machine: benchmarks/device/proof.sh, 2026-11-29 (a Firecracker VM, GPU passed through) ----------
 
 
@@ -930,7 +1095,7 @@ def test_an_empty_file_says_which_tools_print_nothing() -> None:
 
 def test_data_folder_is_complete() -> None:
     assert (DATA / "SOURCES.md").is_file()
-    assert len(FILES) == 58
+    assert len(FILES) == 71
     assert sorted(EXPECTED) == sorted(set(EXPECTED) & set(FILES)), (
         "expectations for files that are not on disk"
     )

@@ -87,3 +87,14 @@ def test_version_loads_no_checker() -> None:
     modules = imported("--version")
     assert not {m for m in modules if m.startswith("rigcheck.plugins.")}
     assert not {m for m in modules if m.split(".")[0] in NEVER}
+
+
+def test_evidence_and_probe_from_import_no_torch_nor_nvml(tmp_path: Path) -> None:
+    """Reading saved outputs needs neither: ``rigcheck evidence`` stays off the live side, ``probe --from``
+    uses its spec builder but never NVML or torch."""
+    files = [str(path) for path in sorted((REPO / "tests/data/tool-outputs/node8").iterdir())]
+    modules = imported("evidence", *files, "-f", "json", "-o", os.devnull)
+    assert not {m for m in modules if m.split(".")[0] in NEVER}
+    modules = imported("probe", "--from", *files, "-o", str(tmp_path / "rig.yaml"))
+    assert not {m for m in modules if m.split(".")[0] in ("torch", "pynvml", "numpy")}
+    assert "rigcheck.live.probe_from" in modules and "rigcheck.live.nvml" in modules  # imported, never called

@@ -55,3 +55,15 @@ def test_the_two_commands_use_separate_environments() -> None:
     run_command, test_command = readme_commands()
     demo, tests = (re.search(r"venv (\S+)", command).group(1) for command in (run_command, test_command))  # type: ignore[union-attr]
     assert demo != tests and "examples/" not in run_command
+
+
+def test_the_commands_table_names_every_command() -> None:
+    """Each ``rigcheck`` sub-command has a row in the README's Commands table."""
+    from rigcheck.cli import build_parser
+
+    parser = build_parser()
+    subparsers = next(action for action in parser._actions if action.dest == "command")
+    commands = set(subparsers.choices)  # type: ignore[attr-defined]
+    table = (REPO / "README.md").read_text().split("## Commands", 1)[1].split("\n\n", 2)[1]
+    rows = set(re.findall(r"`rigcheck (\w+)", table))
+    assert commands - rows == set(), f"add a README row for: {sorted(commands - rows)}"

@@ -1,5 +1,5 @@
-"""``rigcheck schema rig|workload|report|config|plan``: print the JSON Schema of a spec kind, the report,
-the project config or a plan."""
+"""``rigcheck schema rig|workload|report|config|plan|evidence``: print the JSON Schema of a spec kind, the
+report, the project config, a plan or ``rigcheck evidence -f json``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from rigcheck.commands._shared import emit
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("schema", help="print the JSON Schema of a spec kind or of the report")
-    parser.add_argument("which", choices=("rig", "workload", "report", "config", "plan"))
+    parser.add_argument("which", choices=("rig", "workload", "report", "config", "plan", "evidence"))
     parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
     parser.set_defaults(handler=run)
     return parser

@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
-WHICH = ("rig", "workload", "report", "config", "plan")
+WHICH = ("rig", "workload", "report", "config", "plan", "evidence")
 
 
 def schema(which: str) -> dict[str, Any]:
-    """The JSON Schema of ``rig``, ``workload``, ``report``, ``config`` or ``plan``."""
+    """The JSON Schema of ``rig``, ``workload``, ``report``, ``config``, ``plan`` or ``evidence``."""
     if which == "rig":
         from rigcheck.core.models.rig import Rig
 
@@ -38,6 +38,11 @@ def schema(which: str) -> dict[str, Any]:
 
         body = PlanReport.model_json_schema(by_alias=True, mode="serialization")
         title = "rigcheck plan (rigcheck plan -f json)"
+    elif which == "evidence":
+        from rigcheck.evidence.model import EvidenceReport
+
+        body = EvidenceReport.model_json_schema(by_alias=True, mode="serialization")
+        title = "rigcheck evidence (rigcheck evidence -f json)"
     elif which == "config":
         from rigcheck.core.config import ConfigFile
 

@@ -118,7 +118,7 @@ def _why(text: str) -> str:
     first = next(line.strip() for line in text.splitlines() if line.strip())
     return (
         f"it does not look like nvidia-smi, nccl-tests, fio, bandwidthTest, p2pBandwidthLatencyTest, "
-        f"nvbandwidth, dcgmi diag, ibstat, ibv_devinfo, nvcc or torch output (first line: {first[:80]!r})"
+        f"nvbandwidth, dcgmi diag, ibstat, ibv_devinfo, nvcc, torch, df or pip output (first line: {first[:80]!r})"
     )
 
 

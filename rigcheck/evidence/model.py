@@ -160,6 +160,24 @@ class IbPort(_Model):
         return (self.state or "").upper() in ("ACTIVE", "PORT_ACTIVE")
 
 
+class MountEvidence(_Model):
+    """One mounted filesystem as ``df`` lists it (``df -h``, ``df -T``, ``df -hT``, ``df -k``).
+
+    Sizes are bytes: ``df -h`` prints powers of 1024 rounded up to two or three significant digits
+    (GNU coreutils, "Block size"), so ``1.8T`` is read as 1.8 x 1024^4 bytes and is accurate only to
+    that precision; block columns (``1K-blocks``) are exact."""
+
+    filesystem: str = Field(description="The device or source: /dev/nvme0n1p1, overlay, tmpfs, host:/export.")
+    type: str | None = Field(
+        None, description="The filesystem type (df -T): ext4, xfs, overlay, nfs4, lustre..."
+    )
+    size_bytes: float | None = None
+    used_bytes: float | None = None
+    available_bytes: float | None = None
+    use_pct: float | None = Field(None, description="Use% as printed.")
+    mounted_on: str = Field(description="The mount point.")
+
+
 class TorchEvidence(_Model):
     version: str | None = None
     cuda: str | None = Field(None, description="torch.version.cuda; None on CPU builds.")
@@ -171,6 +189,7 @@ class TorchEvidence(_Model):
     cuda_runtime: str | None = Field(
         None, description="collect_env's 'CUDA runtime version' (the system nvcc)."
     )
+    device_count: int | None = Field(None, description="torch.cuda.device_count().")
 
 
 class Evidence(_Model):
@@ -195,8 +214,29 @@ class Evidence(_Model):
     diag_version: str | None = None
     ib_ports: list[IbPort] = Field(default_factory=list)
     torch: TorchEvidence | None = None
+    mounts: list[MountEvidence] = Field(default_factory=list, description="Filesystems (df).")
+    packages: dict[str, str] = Field(
+        default_factory=dict,
+        description="Installed Python distributions (pip show, pip list, pip freeze): the name normalised as "
+        "PEP 503 says (lower case, runs of '-', '_', '.' as '-') -> the version as printed.",
+    )
     problems: list[str] = Field(
         default_factory=list,
         description="What the parser expected and did not find (partial or malformed input).",
     )
     extra: dict[str, Any] = Field(default_factory=dict, description="Tool-specific facts no rule reads yet.")
+
+
+class EvidenceTool(_Model):
+    name: str = Field(description="rigcheck")
+    version: str
+
+
+class EvidenceReport(_Model):
+    """``rigcheck evidence FILE... -f json``: what each file was read as and the facts parsed from it."""
+
+    schema_version: Literal[1] = Field(1, description="Bumped when a field changes meaning or is removed.")
+    tool: EvidenceTool
+    evidence: list[Evidence] = Field(
+        description="One entry per file, in the order given; fields left at their defaults are left out."
+    )

@@ -123,11 +123,7 @@ def probe(
     ``/proc`` and ``/sys``, ``env`` the environment (``os.environ``), ``now`` the time of the probe.
     Raises :class:`UsageError` when NVML cannot be loaded (no driver) or ``name`` is not a valid name.
     """
-    if name is not None and not NAME_PATTERN.match(name):
-        raise UsageError(
-            f"--name {name!r}: a rig name starts with a letter or digit and has only letters, digits, '.', '_' "
-            f"and '-'"
-        )
+    check_rig_name(name)
     with NvmlSession(nvml_module) as nvml:
         facts = read_nvml(nvml)
         if nvml_module is None:
@@ -135,6 +131,15 @@ def probe(
     host = read_host(host_root, env)
     torch = torch_facts(torch_module)
     return build_spec(facts, host, torch, now=now, name=name)
+
+
+def check_rig_name(name: str | None) -> None:
+    """A :class:`UsageError` for a ``--name`` that is not a valid rig name."""
+    if name is not None and not NAME_PATTERN.match(name):
+        raise UsageError(
+            f"--name {name!r}: a rig name starts with a letter or digit and has only letters, digits, '.', '_' "
+            f"and '-'"
+        )
 
 
 def read_nvml(nvml: NvmlSession) -> NvmlFacts:
@@ -515,9 +520,14 @@ def _package_version(distribution: str) -> str:
 # -- writing -------------------------------------------------------------------------------------------
 
 
-def write_probe(spec: Mapping[str, Any], output: str | os.PathLike[str] | IO[str] | None = None) -> str:
-    """Write ``spec`` as YAML with a header comment to ``output`` (a path, a text stream, or standard
-    output for None or ``"-"``); returns the text."""
+def write_probe(
+    spec: Mapping[str, Any],
+    output: str | os.PathLike[str] | IO[str] | None = None,
+    *,
+    header: str | None = None,
+) -> str:
+    """Write ``spec`` as YAML with a header comment (``header``, else the one naming the probed machine) to
+    ``output`` (a path, a text stream, or standard output for None or ``"-"``); returns the text."""
     import yaml
 
     class _Dumper(yaml.SafeDumper):
@@ -533,7 +543,7 @@ def write_probe(spec: Mapping[str, Any], output: str | os.PathLike[str] | IO[str
     _Dumper.add_representer(str, represent_str)
     probe_info = spec.get("probe") or {}
     where = probe_info.get("hostname") or "this machine"
-    header = (
+    header = header or (
         f"# Written by rigcheck probe {probe_info.get('rigcheck_version', '')} on {where} at "
         f"{spec.get('probed_at', '')}.\n"
         "# nodes: is what rigcheck checks; probe: is what NVML and the host reported (also usable as evidence).\n"

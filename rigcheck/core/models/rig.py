@@ -568,6 +568,18 @@ class ProbedGpu(SpecModel):
     memory_used_mib: ProbedMiB | None = Field(None, description="Memory in use when probed, MiB.")
 
 
+class ProbeSource(SpecModel):
+    """One tool output that ``rigcheck probe --from`` read, and the facts of the spec taken from it."""
+
+    file: str = Field(description="The file, as named on the command line.")
+    tool: str = Field(description="What it was read as: nvidia-smi-xml, nvidia-smi-topo, df, pip-list, ...")
+    sha256: str | None = Field(None, description="SHA-256 of the file's bytes.")
+    facts: list[str] = Field(
+        default_factory=list,
+        description="The fields filled from it: nodes[0].gpus, nodes[0].gpu_interconnect, probe.topology, ...",
+    )
+
+
 class ProbeInfo(SpecModel):
     """What ``rigcheck probe`` saw and with which tools; the node spec above is derived from it."""
 
@@ -597,6 +609,11 @@ class ProbeInfo(SpecModel):
     notes: list[str] = Field(
         description="What the probe noted while reading (a tool missing, a value unreadable).",
         default_factory=list,
+    )
+    sources: list[ProbeSource] | None = Field(
+        None,
+        description="rigcheck probe --from: the tool outputs read instead of NVML and the host, and which "
+        "facts came from each.",
     )
 
 

@@ -5,9 +5,10 @@ collect_env prints ``Key: value`` lines: ``PyTorch version``, ``CUDA used to bui
 torch's), ``GPU models and configuration`` (on the same line for one GPU, on the following lines
 for several), ``Nvidia driver version``... A paste is often cut short; what is missing is listed.
 
-The short form is the output of
+The short forms are the outputs of ``python -c "import torch; print(...)"`` one-liners, e.g.
 ``print(torch.__version__); print(torch.cuda.is_available()); print(torch.cuda.get_device_capability())``:
-``2.9.0+cu128`` / ``True`` / ``(12, 0)``. The ``+cuXYZ`` tag gives the CUDA build: cu121 -> 12.1.
+``2.9.0+cu128`` / ``True`` / ``(12, 0)`` (:class:`TorchVersionParser`). The ``+cuXYZ`` tag gives the CUDA
+build: cu121 -> 12.1.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rigcheck.evidence.model import Evidence, TorchEvidence
+from rigcheck.evidence.model import Evidence, GpuEvidence, TorchEvidence
 
 _VERSION = re.compile(r"^\d+\.\d+(?:\.\d+)?(?:[a-z]+\d*)?(?:\.\w+)*(?:\+[\w.]+)?$")
 _CAPABILITY = re.compile(r"^\(\s*(\d+)\s*,\s*(\d+)\s*\)$")
@@ -121,40 +122,214 @@ class TorchCollectEnvParser:
         )
 
 
+_PROPERTIES = re.compile(r"_CudaDeviceProperties\((?P<body>.*)\)")
+_PROPERTY = re.compile(r"(\w+)=('(?:[^'\\]|\\.)*'|[^,]*)")
+_COUNTED = re.compile(r"^(\d+)\s+(?:devices?|GPUs?)$", re.IGNORECASE)
+_LABEL = re.compile(r"^(?P<key>[A-Za-z][\w .()/_-]*?)\s*[:=]\s*(?P<value>.+)$")
+_AMOUNT = re.compile(r"^(\d+(?:\.\d+)?)\s*(B|KB|MB|GB|KiB|MiB|GiB|TB|TiB)?$", re.IGNORECASE)
+_GPU_WORDS = re.compile(
+    r"NVIDIA|GeForce|Tesla|Quadro|RTX|TITAN|A100|H100|H200|B200|L40|L4\b|A10|T4\b|V100|AMD|Radeon|MI\d", re.I
+)
+_MIB = {
+    "b": 1 / 2**20,
+    "kb": 1 / 1024,
+    "kib": 1 / 1024,
+    "mb": 1,
+    "mib": 1,
+    "gb": 1024,
+    "gib": 1024,
+    "tb": 2**20,
+    "tib": 2**20,
+}
+
+
+class _OneLiner:
+    """What the lines of a torch one-liner said, as they are read."""
+
+    def __init__(self) -> None:
+        self.version: str | None = None
+        self.available: bool | None = None
+        self.cuda: str | None = None
+        self.count: int | None = None
+        self.capabilities: list[str] = []
+        self.names: list[str] = []
+        self.memory_mib: list[float] = []
+        self.unknown: list[str] = []
+        self.tensors: list[str] = []
+        self.uuids: list[str | None] = []
+        self.properties = 0
+
+    def line(self, line: str) -> None:
+        if match := _PROPERTIES.search(line):
+            self._properties(match.group("body"))
+        elif match := _COUNTED.match(line):
+            self.count = int(match.group(1))
+        elif line.startswith("tensor("):  # a smoke test: print(torch.randn(1, device="cuda"))
+            self.tensors.append(line)
+        elif match := _LABEL.match(line):
+            self._labelled(match.group("key").strip().lower(), match.group("value").strip(), line)
+        else:
+            self._tokens(line)
+
+    def _properties(self, body: str) -> None:
+        values = {key: value.strip().strip("'") for key, value in _PROPERTY.findall(body)}
+        self.properties += 1
+        if values.get("name"):
+            self.names.append(values["name"])
+        if values.get("major", "").isdigit() and values.get("minor", "").isdigit():
+            self.capabilities.append(f"{values['major']}.{values['minor']}")
+        if memory := _mib(values.get("total_memory", "")):
+            self.memory_mib.append(memory)
+        self.uuids.append(values.get("uuid"))
+
+    def _labelled(self, key: str, value: str, line: str) -> None:
+        if ("version" in key and "cuda" in key) or key in ("cuda", "torch.version.cuda", "cuda build"):
+            self.cuda = value if re.fullmatch(r"\d+\.\d+", value) else self.cuda
+        elif "version" in key or key in ("torch", "pytorch", "torch.__version__"):
+            if _VERSION.match(value):
+                self.version = value
+        elif "available" in key:
+            self.available = {"true": True, "false": False}.get(value.lower(), self.available)
+        elif "count" in key or key in ("gpus", "devices", "number of gpus"):
+            self.count = int(value) if value.isdigit() else self.count
+        elif "capabilit" in key and (match := _CAPABILITY.match(value)):
+            self.capabilities.append(f"{match.group(1)}.{match.group(2)}")
+        elif "memory" in key or "vram" in key:
+            if memory := _mib(value):
+                self.memory_mib.append(memory)
+        elif "name" in key or "device" in key or key.startswith("gpu"):
+            self.names.append(value)
+        else:
+            self.unknown.append(line)
+
+    def _tokens(self, line: str) -> None:
+        if match := _CAPABILITY.match(line):
+            self.capabilities.append(f"{match.group(1)}.{match.group(2)}")
+            return
+        words = line.split()
+        while words:
+            word = words[0]
+            if (
+                self.version is None
+                and _VERSION.match(word)
+                and "." in word
+                and ("+" in word or word.count(".") == 2 or not self.names)
+                and self.available is None
+            ):
+                self.version = word
+            elif word in ("True", "False"):
+                self.available = word == "True"
+            elif re.fullmatch(r"\d+\.\d+", word) and self.cuda is None:
+                self.cuda = word
+            elif word == "None" and self.cuda is None:
+                pass  # torch.version.cuda of a CPU build
+            elif word.isdigit() and int(word) <= 1024 and self.count is None:
+                self.count = int(word)
+            elif word.isdigit() and int(word) > 2**20:
+                self.memory_mib.append(int(word) / 2**20)  # get_device_properties(0).total_memory, bytes
+            else:
+                rest = " ".join(words)
+                if _GPU_WORDS.search(rest):
+                    self.names.append(rest)
+                else:
+                    self.unknown.append(line)
+                return
+            words.pop(0)
+
+    def recognised(self) -> bool:
+        told = [self.available is not None, bool(self.names), bool(self.capabilities), self.properties > 0]
+        anchored = (
+            self.version is not None
+            or self.properties > 0
+            or (self.available is not None and bool(self.names or self.capabilities or self.cuda))
+        )
+        return anchored and any(told) and len(self.unknown) <= 2
+
+
+def _mib(value: str) -> float | None:
+    """``81050MB`` (torch prints MiB as MB), ``79.19 GiB``, ``85083553792`` (bytes) -> MiB."""
+    match = _AMOUNT.match(value.strip())
+    if not match:
+        return None
+    number, unit = float(match.group(1)), (match.group(2) or "").lower()
+    if not unit:
+        return number / 2**20 if number > 2**20 else None
+    return number * _MIB[unit]
+
+
+def _one_liner(text: str) -> _OneLiner | None:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not 1 <= len(lines) <= 40:
+        return None
+    read = _OneLiner()
+    for line in lines:
+        if "Warning" in line or line.startswith(("warnings.warn", "/")):
+            continue  # a UserWarning printed by torch on import
+        read.line(line)
+    return read if read.recognised() else None
+
+
 class TorchVersionParser:
+    """The output of ``python -c "import torch; print(...)"`` one-liners: ``torch.__version__``,
+    ``torch.cuda.is_available()``, ``torch.version.cuda``, ``torch.cuda.device_count()``,
+    ``torch.cuda.get_device_name(0)``, ``torch.cuda.get_device_capability()`` (``(8, 0)``),
+    ``torch.cuda.get_device_properties(0)`` (``_CudaDeviceProperties(name='...', major=8, minor=0,
+    total_memory=81050MB, ...)``: torch prints the memory in MiB, ``totalGlobalMem / 2**20``, named MB) or
+    its ``.total_memory`` in bytes, one value per line or several on one line, bare or labelled
+    (``CUDA available: True``); ``N devices`` lines and the ``tensor(..., device='cuda:0')`` of a smoke test
+    are read too."""
+
     name = "torch-version"
 
     def detect(self, text: str) -> bool:
-        lines = [line.strip() for line in text.splitlines() if line.strip()]
-        return (
-            2 <= len(lines) <= 12
-            and bool(_VERSION.match(lines[0]))
-            and lines[1] in ("True", "False")
-            and all(_CAPABILITY.match(line) or re.fullmatch(r"\d+\.\d+|None", line) for line in lines[2:])
-        )
+        return _one_liner(text) is not None
 
     def parse(self, text: str, path: str) -> Evidence:
         problems: list[str] = []
-        lines = [line.strip() for line in text.splitlines() if line.strip()]
-        version = lines[0] if lines and _VERSION.match(lines[0]) else None
-        if version is None:
-            problems.append("the first line is not a torch version such as 2.4.1+cu121")
-        available = {"True": True, "False": False}.get(lines[1]) if len(lines) > 1 else None
-        if available is None:
+        read = _one_liner(text) or _OneLiner()
+        if read.version is None:
+            problems.append("no torch version line (print(torch.__version__))")
+        if read.available is None and not read.properties:
             problems.append("no True/False line for torch.cuda.is_available()")
-        capabilities = []
-        cuda = cuda_from_tag(version)
-        for line in lines[2:]:
-            if match := _CAPABILITY.match(line):
-                capabilities.append(f"{match.group(1)}.{match.group(2)}")
-            elif re.fullmatch(r"\d+\.\d+", line):
-                cuda = line  # print(torch.version.cuda)
-        if available and not capabilities:
-            problems.append("no '(major, minor)' line for torch.cuda.get_device_capability()")
+        for line in read.unknown:
+            problems.append(f"not read: {line[:80]!r}")
+        cuda = read.cuda or cuda_from_tag(read.version)
+        if read.available and not (read.capabilities or read.names):
+            problems.append("CUDA is available but no device line (get_device_name or get_device_capability)")
+        gpus = [
+            GpuEvidence(
+                index=index,
+                name=name,
+                memory_total_mib=read.memory_mib[index] if index < len(read.memory_mib) else None,
+                compute_capability=read.capabilities[index] if index < len(read.capabilities) else None,
+                uuid=read.uuids[index] if index < len(read.uuids) else None,
+            )
+            for index, name in enumerate(read.names)
+        ]
+        on_cuda = bool(read.tensors) and all("device='cuda" in line for line in read.tensors)
+        available = read.available
+        if available is None and (read.properties or on_cuda):
+            available = True  # get_device_properties and a tensor on cuda:0 need a working CUDA device
         torch = TorchEvidence(
-            version=version, cuda=cuda, cuda_available=available, device_capabilities=capabilities or None
+            version=read.version,
+            cuda=cuda,
+            cuda_available=available,
+            device_capabilities=read.capabilities or None,
+            gpus=read.names or None,
+            device_count=read.count,
         )
-        return Evidence(source=path, tool=self.name, torch=torch, problems=problems)
+        extra: dict[str, Any] = {}
+        if read.tensors:
+            extra["tensor_on_cuda"] = on_cuda
+        return Evidence(
+            source=path,
+            tool=self.name,
+            torch=torch,
+            gpus=gpus,
+            gpu_count=read.count if read.count is not None else (len(gpus) or None),
+            problems=problems,
+            extra=extra,
+        )
 
 
 COLLECT_ENV = TorchCollectEnvParser()
