@@ -17,7 +17,7 @@ from rigcheck.core.catalog import Catalog, CatalogLookupError, GpuSpec
 from rigcheck.core.documents import SpecDocument, problem_at
 from rigcheck.core.errors import Problem, SpecError
 from rigcheck.core.facts import FactSection, load_rule_facts
-from rigcheck.core.findings import Finding, Location
+from rigcheck.core.findings import Finding, Location, restore
 from rigcheck.core.frozen import FrozenDict
 from rigcheck.core.models.rig import GpuGroup, NodeGroup, Rig
 from rigcheck.core.models.workload import Workload
@@ -319,16 +319,27 @@ class _Stamp:
         self.verified = False
         self.name = _name_of(node)
         #: Per finding, what changes from node to node: the texts naming the node, whether the evidence
-        #: does, and the location and related locations under the node's pointer.
-        self.plans = [
-            (
-                [key for key in ("message", "fix", "subject") if self.name in (finding.__dict__[key] or "")],
-                self.name in repr(finding.evidence),
-                self._suffix(finding.location),
-                [self._suffix(where) for where in finding.related] if finding.related else None,
+        #: does, the location and related locations under the node's pointer, and the fields set on the copy.
+        self.plans = []
+        for finding in findings:
+            texts = [
+                key for key in ("message", "fix", "subject") if self.name in (finding.__dict__[key] or "")
+            ]
+            evidence = self.name in repr(finding.evidence)
+            suffix = self._suffix(finding.location)
+            related = [self._suffix(where) for where in finding.related] if finding.related else None
+            if related is not None and all(part is None for part in related):
+                related = None
+            changed = {
+                *texts,
+                *(["evidence"] if evidence else []),
+                *(["location"] if suffix is not None else []),
+            }
+            if related is not None:
+                changed.add("related")
+            self.plans.append(
+                (texts, evidence, suffix, related, frozenset(finding.model_fields_set | changed))
             )
-            for finding in findings
-        ]
 
     def _suffix(self, where: Location | None) -> str | None:
         """The part of ``where``'s pointer under the node's own (``None``: not in the node)."""
@@ -340,22 +351,36 @@ class _Stamp:
         return None
 
     def onto(self, node: NodeView) -> list[Finding]:
-        name = _name_of(node)
+        """The findings as checking ``node`` gives them: copies (no validation: the values are the first
+        node's, of known types) with the node's name and locations; a location is looked up once per
+        field of the node, however many findings point at it."""
+        name, old = _name_of(node), self.name
         rig_at, at = self.ctx.rig_at, node.pointer
+        located: dict[str, Location] = {}
+
+        def where(suffix: str) -> Location:
+            found = located.get(suffix)
+            if found is None:
+                found = located[suffix] = rig_at(at + suffix)
+            return found
+
         out = []
-        for finding, (texts, evidence, suffix, related) in zip(self.findings, self.plans, strict=True):
-            values = finding.__dict__
-            changes: dict[str, Any] = {key: values[key].replace(self.name, name) for key in texts}
+        for finding, (texts, evidence, suffix, related, fields_set) in zip(
+            self.findings, self.plans, strict=True
+        ):
+            values = finding.__dict__.copy()
+            for key in texts:
+                values[key] = values[key].replace(old, name)
             if evidence:
-                changes["evidence"] = _renamed(values["evidence"], self.name, name)
+                values["evidence"] = _renamed(values["evidence"], old, name)
             if suffix is not None:
-                changes["location"] = rig_at(at + suffix)
-            if related is not None and any(part is not None for part in related):
-                changes["related"] = tuple(
-                    where if part is None else rig_at(at + part)
-                    for where, part in zip(finding.related, related, strict=True)
+                values["location"] = where(suffix)
+            if related is not None:
+                values["related"] = tuple(
+                    place if part is None else where(part)
+                    for place, part in zip(finding.related, related, strict=True)
                 )
-            out.append(finding.with_changes(**changes))
+            out.append(restore(Finding, values, set(fields_set)))
         return out
 
 

@@ -118,8 +118,24 @@ class _Yaml12Resolver(BaseResolver):
 MAX_INTEGER_DIGITS = 400
 
 
+#: Tags of short plain scalars already resolved: a spec repeats its values (4,096 nodes written alike
+#: repeat each one 4,096 times), and the tag is a function of the text alone. Bounded, so that a file of
+#: distinct values cannot grow it without end.
+_RESOLVED: dict[str, str] = {}
+_RESOLVED_MAX_ENTRIES, _RESOLVED_MAX_LENGTH = 65_536, 64
+
+
 def resolve_plain_scalar(value: str) -> str:
     """The tag of an unquoted scalar under YAML 1.2's core schema (plus rigcheck's trap tags)."""
+    tag = _RESOLVED.get(value)
+    if tag is None:
+        tag = _resolve_plain_scalar(value)
+        if len(value) <= _RESOLVED_MAX_LENGTH and len(_RESOLVED) < _RESOLVED_MAX_ENTRIES:
+            _RESOLVED[value] = tag
+    return tag
+
+
+def _resolve_plain_scalar(value: str) -> str:
     if value in _NULLS:
         return NULL
     if value in _TRUE12 or value in _FALSE12:
