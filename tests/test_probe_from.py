@@ -273,3 +273,26 @@ def test_files_from_two_hosts_are_named_in_the_notes() -> None:
     assert any(
         "2 hosts (node-a, node-b)" in note and "rigcheck merge" in note for note in spec["probe"]["notes"]
     )
+
+
+def test_names_from_a_hostile_df_cannot_write_lines_into_the_spec(tmp_path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    """Line breaks YAML knows (CR, NEL, U+2028) split the df rows before parsing, and the comment lines are
+    escaped besides: what a file says can only be a value, never a line of the spec."""
+    df = tmp_path / "df.txt"
+    df.write_bytes(
+        "Filesystem     Type   Size  Used Avail Use% Mounted on\n"
+        "/dev/sda1      ext4   100G   10G   90G  10% /data\rsite: {circuit: {volts: 1, amps: 1}}\n"
+        "/dev/sdb1      ext4   100G   10G   90G  10% /x\u2028probe: {}\x85kind: Workload\x1b]0;t\x07\n".encode()
+    )
+    out = tmp_path / "rig.yaml"
+    result = run_cli("probe", "--from", str(df), "-o", str(out))
+    assert result.exit_code == 0, result.err
+    written = out.read_bytes().decode("utf-8")
+    assert not [char for char in written if char != "\n" and (ord(char) < 32 or 0x7F <= ord(char) <= 0x9F)]
+    assert "\u2028" not in written
+    spec = yaml.safe_load(written)
+    assert spec["kind"] == "Rig" and "site" not in spec
+    [checked] = validate_files([str(out)])
+    assert not checked.problems
+    shown = run_cli("evidence", str(df)).out
+    assert not [char for char in shown if char != "\n" and ord(char) < 32]

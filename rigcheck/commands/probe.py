@@ -94,12 +94,16 @@ def run_from(args: argparse.Namespace) -> int:
     registry = load_registry(args.plugins)
     evidence = load_evidence(args.from_files, [parser for parser, _ in registry.evidence_parsers])
     spec, missing = spec_from_evidence(evidence, name=args.name)
+    from rigcheck.core.render.escape import escape_stderr, escape_text
+
+    # a comment line holds names from the files (mount points, devices): escaped, so that no character
+    # YAML reads as a line break (CR, NEL, U+2028) can end the comment and start a line of the spec
     header = "".join(
         [
             f"# Written by rigcheck probe --from {__version__} at {spec['probed_at']} from {len(evidence)} file(s); "
             "probe.sources names each and the fields taken from it.\n",
             "# Not in these files, so not written (add what applies by hand, or run rigcheck probe on the machine):\n",
-            *(f"#   {line}\n" for line in missing),
+            *(f"#   {escape_text(line)}\n" for line in missing),
             "# Then: rigcheck check THIS-FILE (and --evidence the same files to compare them with it)\n",
         ]
     )
@@ -113,5 +117,7 @@ def run_from(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     for source in unread:
-        print(f"rigcheck: {source}: not recognised as a tool output; left out", file=sys.stderr)
+        print(
+            escape_stderr(f"rigcheck: {source}: not recognised as a tool output; left out"), file=sys.stderr
+        )
     return EXIT_OK

@@ -48,7 +48,11 @@ def render_yaml(evidence: Sequence[Evidence]) -> str:
 
 
 def render_text(evidence: Sequence[Evidence]) -> str:
-    blocks = ["\n".join(_text(item)) for item in evidence]
+    """One block per file; every line passes :func:`~rigcheck.core.render.escape.escape_text` (what a file
+    holds reaches the terminal: no control character, no line break inside a value, no workflow command)."""
+    from rigcheck.core.render.escape import escape_text
+
+    blocks = ["\n".join(escape_text(line) for line in _text(item)) for item in evidence]
     return "\n\n".join(blocks) + "\n"
 
 
