@@ -193,3 +193,30 @@ def test_each_writer_reads_the_store_at_most_twice(  # type: ignore[no-untyped-d
     assert result.exit_code == 1, result.err
     stores = 3  # a lint report's findings: the files' problems, the runs', the suppressions'
     assert walks[0] <= 2 * stores, walks[0]
+
+
+def test_packing_with_a_run_index_is_packing_the_copy_with_it() -> None:
+    """``pack_one(finding, run=N)`` (lint's workers) equals packing ``finding.with_changes(run=N)``."""
+    from rigcheck.core.finding_store import pack_one, unpack_one
+    from rigcheck.core.findings import Severity, new_finding, new_location
+
+    location = new_location("rig.yaml", 3, 5, "/nodes/0")
+    finding = new_finding(
+        code="PLT001",
+        name="n",
+        severity=Severity.WARN,
+        message="m",
+        evidence={"a": 1},
+        fix=None,
+        location=location,
+        related=(),
+        checker="c",
+        plugin="p",
+        subject="s",
+        suppressions=(),
+        run=None,
+    )
+    assert pack_one(finding, run=7) == pack_one(finding.with_changes(run=7))
+    restored = unpack_one(pack_one(finding, run=7))
+    assert restored.run == 7 and "run" in restored.model_fields_set
+    assert restored.model_dump() == finding.with_changes(run=7).model_dump()

@@ -35,6 +35,7 @@ _SEVERITY = _FIELDS.index("severity")
 _MESSAGE = _FIELDS.index("message")
 _CHECKER = _FIELDS.index("checker")
 _SUPPRESSIONS = _FIELDS.index("suppressions")
+_RUN = _FIELDS.index("run")
 _FILE = _LOCATION_FIELDS.index("file")
 _POINTER = _LOCATION_FIELDS.index("pointer")
 _INTERNED: dict[frozenset[str], frozenset[str]] = {}
@@ -45,8 +46,9 @@ def _interned(fields: set[str]) -> frozenset[str]:
     return _INTERNED.setdefault(key, key)
 
 
-def pack_one(finding: Finding) -> Row:
-    """``finding`` as a :data:`Row`."""
+def pack_one(finding: Finding, run: int | None = None) -> Row:
+    """``finding`` as a :data:`Row`; with ``run``, as ``finding.with_changes(run=run)`` would pack (the
+    index of the lint's run that found it), without making that copy."""
     row = list(map(finding.__dict__.__getitem__, _FIELDS))
     location = row[_LOCATION]
     if location is not None:
@@ -54,7 +56,11 @@ def pack_one(finding: Finding) -> Row:
             tuple(map(location.__dict__.__getitem__, _LOCATION_FIELDS)),
             _interned(location.__pydantic_fields_set__),
         )
-    row.append(_interned(finding.__pydantic_fields_set__))
+    fields_set = finding.__pydantic_fields_set__
+    if run is not None:
+        row[_RUN] = run
+        fields_set = fields_set | {"run"}
+    row.append(_interned(fields_set))
     return tuple(row)
 
 

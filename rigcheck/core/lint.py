@@ -457,9 +457,9 @@ def _check_one(
         return [], [], list(exc.problems)
     rows = []
     for finding in produced:
-        prepared = finisher.prepare(finding.with_changes(run=index))
+        prepared = finisher.prepare(finding)  # the selection, overrides and suppressions read no run index
         if prepared is not None:
-            rows.append(pack_one(prepared))
+            rows.append(pack_one(prepared, run=index))
     return rows, statuses, None
 
 
