@@ -352,18 +352,9 @@ class _Stamp:
 
     def onto(self, node: NodeView) -> list[Finding]:
         """The findings as checking ``node`` gives them: copies (no validation: the values are the first
-        node's, of known types) with the node's name and locations; a location is looked up once per
-        field of the node, however many findings point at it."""
+        node's, of known types) with the node's name and locations."""
         name, old = _name_of(node), self.name
-        rig_at, at = self.ctx.rig_at, node.pointer
-        located: dict[str, Location] = {}
-
-        def where(suffix: str) -> Location:
-            found = located.get(suffix)
-            if found is None:
-                found = located[suffix] = rig_at(at + suffix)
-            return found
-
+        locate, at = self.ctx.rig_doc.locate, node.pointer
         out = []
         for finding, (texts, evidence, suffix, related, fields_set) in zip(
             self.findings, self.plans, strict=True
@@ -374,10 +365,10 @@ class _Stamp:
             if evidence:
                 values["evidence"] = _renamed(values["evidence"], old, name)
             if suffix is not None:
-                values["location"] = where(suffix)
+                values["location"] = locate(at + suffix)
             if related is not None:
                 values["related"] = tuple(
-                    place if part is None else where(part)
+                    place if part is None else locate(at + part)
                     for place, part in zip(finding.related, related, strict=True)
                 )
             out.append(restore(Finding, values, set(fields_set)))

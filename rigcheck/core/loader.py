@@ -109,7 +109,8 @@ class _Yaml12Resolver(BaseResolver):
         if kind is ScalarNode:
             if not implicit[0]:  # quoted: always a string
                 return STR
-            return resolve_plain_scalar(value)
+            tag = _RESOLVED.get(value)  # the memo of resolve_plain_scalar, read here without a call
+            return tag if tag is not None else resolve_plain_scalar(value)
         return SEQ if kind is SequenceNode else MAP
 
 
@@ -464,7 +465,8 @@ class _Builder:
     def build(self, node: Node, pointer: str, depth: int, key_mark: Mark | None = None) -> Any:
         if depth > MAX_DEPTH:
             self._too_deep(node)
-        self.source_map.add(pointer, _mark(node), key_mark)
+        start = node.start_mark  # _mark(node), without the call (once per node of the file)
+        self.source_map.add(pointer, Mark(start.line + 1, start.column + 1), key_mark)
         if node.tag not in _SAFE_TAGS:
             self._refuse_tag(node)
         if isinstance(node, ScalarNode):
@@ -500,7 +502,8 @@ class _Builder:
             if key_node.tag not in _SAFE_TAGS:
                 self._refuse_tag(key_node)
             key = str(key_node.value)
-            key_mark = _mark(key_node)
+            start = key_node.start_mark
+            key_mark = Mark(start.line + 1, start.column + 1)
             child = join_pointer(pointer, key)
             if key_node.tag == _YAML11_BOOL:
                 self._yaml11_boolean(key_node, child, as_key=True)
