@@ -1483,3 +1483,58 @@ def test_expected_values_are_not_all_empty() -> None:
             evidence.model_dump_json(exclude_defaults=True, exclude={"source", "tool", "problems"})
         )
         assert facts, relative
+
+
+def test_torch_one_liner_forms() -> None:
+    """Values on one line, labelled values, VRAM with a unit; X.Y alone is torch.version.cuda, not torch."""
+    one_line = parse_text("True 12.1 NVIDIA A100-SXM4-80GB\n", "a.txt")
+    assert one_line.tool == "torch-version" and one_line.torch is not None
+    assert (one_line.torch.cuda_available, one_line.torch.cuda, one_line.torch.gpus) == (
+        True,
+        "12.1",
+        ["NVIDIA A100-SXM4-80GB"],
+    )
+    labelled = parse_text("CUDA available: True\nDevice: NVIDIA GeForce RTX 4090\nVRAM: 23.99 GiB\n", "b.txt")
+    assert [(gpu.name, gpu.memory_total_mib) for gpu in labelled.gpus] == [
+        ("NVIDIA GeForce RTX 4090", approx(23.99 * 1024))
+    ]
+    cuda_first = parse_text("12.1\nTrue\nNVIDIA A100-SXM4-80GB\n", "c.txt")
+    assert cuda_first.torch is not None and (cuda_first.torch.version, cuda_first.torch.cuda) == (
+        None,
+        "12.1",
+    )
+    assert parse_text("hello\nTrue\n", "d.txt").tool == "unknown"
+
+
+def test_df_bsd_and_wrapped_names() -> None:
+    bsd = parse_text(
+        "Filesystem     Size   Used  Avail Capacity iused ifree %iused  Mounted on\n"
+        "/dev/disk3s1  460Gi  200Gi  240Gi    46% 1000 2000    33%   /System/Volumes/Data\n",
+        "bsd.txt",
+    )
+    [mount] = bsd.mounts
+    assert (mount.mounted_on, mount.size_bytes, mount.use_pct) == ("/System/Volumes/Data", 460 * GIB, 46)
+    wrapped = parse_text(
+        "Filesystem           1K-blocks      Used Available Use% Mounted on\n"
+        "/dev/mapper/vg0-a-very-long-logical-volume\n"
+        "                     103081248  20000000  77822984  21% /data\n",
+        "old.txt",
+    )
+    [mount] = wrapped.mounts
+    assert (mount.filesystem, mount.size_bytes, mount.mounted_on) == (
+        "/dev/mapper/vg0-a-very-long-logical-volume",
+        103081248 * 1024,
+        "/data",
+    )
+
+
+def test_pip_show_several_and_not_found() -> None:
+    shown = parse_text(
+        "WARNING: Package(s) not found: vllm\nName: torch\nVersion: 2.5.1\nLocation: /opt/lib\n---\n"
+        "Name: nvidia_cuda_runtime_cu12\nVersion: 12.4.127\n",
+        "show.txt",
+    )
+    assert shown.tool == "pip-show"
+    assert shown.packages == {"torch": "2.5.1", "nvidia-cuda-runtime-cu12": "12.4.127"}
+    assert shown.torch is not None and shown.torch.cuda == "12.4"  # untagged torch: the runtime wheel's CUDA
+    assert shown.problems == ["pip: Package(s) not found: vllm"]

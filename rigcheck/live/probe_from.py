@@ -45,7 +45,6 @@ GPU_TOOLS = (
     "nvidia-smi-table",
     "rigcheck-probe",
     "torch-version",
-    "torch-collect-env",
 )
 #: ``nvidia-smi topo -m`` cells -> the probe's topology levels.
 TOPOLOGY_LEVELS = {

@@ -209,14 +209,10 @@ class _OneLiner:
         words = line.split()
         while words:
             word = words[0]
-            if (
-                self.version is None
-                and _VERSION.match(word)
-                and "." in word
-                and ("+" in word or word.count(".") == 2 or not self.names)
-                and self.available is None
-            ):
-                self.version = word
+            if self.version is None and _VERSION.match(word) and ("+" in word or word.count(".") >= 2):
+                self.version = (
+                    word  # torch's are X.Y.Z (2.4.1, 2.1.0.dev20230810+cu118): X.Y is torch.version.cuda
+                )
             elif word in ("True", "False"):
                 self.available = word == "True"
             elif re.fullmatch(r"\d+\.\d+", word) and self.cuda is None:
