@@ -296,3 +296,11 @@ def test_names_from_a_hostile_df_cannot_write_lines_into_the_spec(tmp_path, run_
     assert not checked.problems
     shown = run_cli("evidence", str(df)).out
     assert not [char for char in shown if char != "\n" and ord(char) < 32]
+
+
+def test_evidence_text_shows_busbw_by_size(run_cli) -> None:  # type: ignore[no-untyped-def]
+    text = run_cli("evidence", str(DATA / "node8" / "a3-h100-allreduce-8gpu.txt")).out
+    assert "nccl-tests all_reduce: busbw 479.93 GB/s at 8,589,934,592 bytes, 8 ranks, 31 sizes" in text
+    assert "busbw by size (GB/s): 1.0 MiB 46.22, 2.0 MiB 84.68," in text and text.rstrip().endswith(
+        "8.0 GiB 479.93"
+    )

@@ -83,6 +83,11 @@ def _text(evidence: Evidence) -> Iterator[str]:
         )
         ranks = f", {result.ranks} ranks" if result.ranks else ""
         yield f"  nccl-tests {result.operation or '?'}: {largest}{ranks}, {len(result.rows)} sizes"
+        sized = [row for row in result.rows if row.size_bytes >= 2**20 and row.busbw_gbps is not None]
+        if sized:
+            yield "    busbw by size (GB/s): " + ", ".join(
+                f"{_bytes(row.size_bytes)} {row.busbw_gbps:g}" for row in sized
+            )
         for anomaly in result.anomalies:
             yield f"    anomaly: {anomaly}"
     for job in evidence.storage:
