@@ -304,3 +304,14 @@ def test_evidence_text_shows_busbw_by_size(run_cli) -> None:  # type: ignore[no-
     assert "busbw by size (GB/s): 1.0 MiB 46.22, 2.0 MiB 84.68," in text and text.rstrip().endswith(
         "8.0 GiB 479.93"
     )
+
+
+def test_evidence_json_writes_no_nan_nor_raw_controls() -> None:
+    """A plugin parser's non-finite float is null; C1 and bidirectional controls are \\u escapes."""
+    from rigcheck.evidence.model import Bandwidth
+    from rigcheck.evidence.render import render_json
+
+    item = Evidence(source="x\u202e.txt", tool="plugin", bandwidth=[Bandwidth(kind="h2d", gbps=float("nan"))])
+    text = render_json([item])
+    assert "NaN" not in text and "\u202e" not in text and "\\u202e" in text
+    assert json.loads(text)["evidence"][0]["bandwidth"][0]["gbps"] is None

@@ -57,15 +57,16 @@ def _load_evidence(paths: list[str], registry: Registry) -> tuple[list[Any], lis
     """Parse the --evidence files with the registered parsers (imported only when evidence is given)."""
     if not paths:
         return [], []
-    import hashlib
-
     from rigcheck.core.report import InputFile
-    from rigcheck.evidence.loader import load_evidence
+    from rigcheck.evidence.loader import file_sha256, load_evidence
 
     evidence = load_evidence(paths, [parser for parser, _ in registry.evidence_parsers])
     inputs = []
     for path, item in zip(paths, evidence, strict=True):
-        with open(path, "rb") as handle:
-            digest = hashlib.sha256(handle.read()).hexdigest()
+        digest = file_sha256(path)
+        if digest is None:  # read a moment ago: removed or made unreadable since
+            from rigcheck.core.errors import UsageError
+
+            raise UsageError(f"cannot read evidence file {path}")
         inputs.append(InputFile(path=path, kind="Evidence", name=item.tool, sha256=digest))
     return evidence, inputs

@@ -129,6 +129,20 @@ def _decode(data: bytes) -> str:
     return data.decode("utf-8-sig", errors="replace")
 
 
+def file_sha256(path: str | os.PathLike[str]) -> str | None:
+    """SHA-256 of a file's bytes, read in 1 MiB blocks; None when it cannot be read."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
 def load_evidence(
     paths: Iterable[str | os.PathLike[str]], parsers: Sequence[ParserRef] | None = None
 ) -> list[Evidence]:

@@ -4,7 +4,6 @@ read."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -38,7 +37,11 @@ def report_data(evidence: Sequence[Evidence]) -> dict[str, Any]:
 
 
 def render_json(evidence: Sequence[Evidence]) -> str:
-    return json.dumps(report_data(evidence), indent=2, ensure_ascii=False) + "\n"
+    """As the JSON report is written: no NaN or Infinity (a plugin parser's non-finite float is ``null``),
+    no raw control character (:func:`~rigcheck.core.render.escape.dump_json`)."""
+    from rigcheck.core.render.escape import dump_json, json_safe
+
+    return dump_json(json_safe(report_data(evidence), nonfinite=lambda _: None)) + "\n"
 
 
 def render_yaml(evidence: Sequence[Evidence]) -> str:

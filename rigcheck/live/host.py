@@ -330,6 +330,13 @@ def read_network(root: Path) -> tuple[list[dict[str, Any]], list[str]]:
         speed = _int(_read(interface / "speed"))
         gbps = speed / 1000 if speed and speed > 0 else None
         groups.setdefault(("ethernet", gbps, None), []).append(name)
+    return network_entries(groups, rdma=rdma), notes
+
+
+def network_entries(
+    groups: Mapping[tuple[str, float | None, str | None], list[str]], *, rdma: bool = False
+) -> list[dict[str, Any]]:
+    """``network:`` entries from ports grouped by (kind, Gb/s, InfiniBand rate name) -> their names."""
     out = []
     for (kind, gbps, rate), names in groups.items():
         entry: dict[str, Any] = {"kind": kind}
@@ -343,7 +350,7 @@ def read_network(root: Path) -> tuple[list[dict[str, Any]], list[str]]:
         if rdma and kind in ("infiniband", "roce"):
             entry["gpudirect_rdma"] = True
         out.append(entry)
-    return out, notes
+    return out
 
 
 def read_env(env: Mapping[str, str]) -> dict[str, str]:

@@ -26,15 +26,14 @@ What no file says (CPU, RAM, PSU, chassis, the site) is listed as comments at th
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Sequence
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
+from rigcheck.evidence.loader import file_sha256
 from rigcheck.evidence.model import Evidence, GpuEvidence
-from rigcheck.live.host import HostFacts
+from rigcheck.live.host import HostFacts, network_entries
 from rigcheck.live.probe import NvmlFacts, build_spec
 
 #: Which tools describe GPUs, richest first (the first to give a value wins).
@@ -115,7 +114,7 @@ class Sources:
         out = []
         for item in self.evidence:
             entry: dict[str, Any] = {"file": item.source, "tool": item.tool}
-            digest = _sha256(item.source)
+            digest = file_sha256(item.source)
             if digest:
                 entry["sha256"] = digest
             entry["facts"] = self.facts.get(id(item), [])
@@ -384,25 +383,16 @@ def storage_from_mounts(
 
 def network_from_ports(evidence: Sequence[Evidence], sources: Sources) -> list[dict[str, Any]]:
     """``network:`` entries from the active InfiniBand/RoCE ports, by link layer and rate."""
-    groups: dict[tuple[str, float | None], list[str]] = {}
+    groups: dict[tuple[str, float | None, str | None], list[str]] = {}
     for item in evidence:
         for port in item.ib_ports:
             if not port.active:
                 continue
             kind = "roce" if (port.link_layer or "").lower() == "ethernet" else "infiniband"
             label = port.ca if port.port == 1 else f"{port.ca}:{port.port}"
-            groups.setdefault((kind, port.rate_gbps), []).append(label)
+            groups.setdefault((kind, port.rate_gbps, None), []).append(label)
             sources.add(item, "nodes[0].network")
-    out = []
-    for (kind, gbps), names in groups.items():
-        entry: dict[str, Any] = {"kind": kind}
-        if gbps:
-            entry["gbps"] = int(gbps) if float(gbps).is_integer() else gbps
-        if len(names) > 1:
-            entry["count"] = len(names)
-        entry["interface"] = ",".join(names)
-        out.append(entry)
-    return out
+    return network_entries(groups)
 
 
 def torch_facts(evidence: Sequence[Evidence], sources: Sources) -> dict[str, Any] | None:
@@ -501,10 +491,3 @@ def unfilled(spec: dict[str, Any], storage_notes: Sequence[str]) -> list[str]:
         "cloud instance: add nodes[0].instance instead)"
     )
     return lines
-
-
-def _sha256(path: str) -> str | None:
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
-        return None
