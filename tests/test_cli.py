@@ -262,3 +262,17 @@ def test_deselected_checkers_are_one_line(run_cli) -> None:  # type: ignore[no-u
     assert "power.psu-sustained: deselected" not in result.out
     verbose = run_cli("check", "home-2x3090", "--select", "PLT001", "--color", "never", "-v")
     assert "power.psu-sustained" in verbose.out
+
+
+def test_the_console_entry_turns_pydantic_plugins_off_unless_told_otherwise(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from rigcheck import cli
+
+    seen: list[object] = []
+    monkeypatch.setattr(cli, "main", lambda: seen.append(os.environ.get("PYDANTIC_DISABLE_PLUGINS")) or 0)
+    monkeypatch.setattr(cli, "fast_exit", seen.append)
+    monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "")  # recorded, so the teardown restores the real state
+    monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS")
+    cli.entry()
+    monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "my_plugin")
+    cli.entry()
+    assert seen == ["__all__", 0, "my_plugin", 0]

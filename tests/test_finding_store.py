@@ -220,3 +220,21 @@ def test_packing_with_a_run_index_is_packing_the_copy_with_it() -> None:
     restored = unpack_one(pack_one(finding, run=7))
     assert restored.run == 7 and "run" in restored.model_fields_set
     assert restored.model_dump() == finding.with_changes(run=7).model_dump()
+
+
+@pytest.mark.parametrize("limit", [1, 2, 100])
+def test_findings_where_gives_the_matching_findings_and_makes_only_those_into_models(
+    limit: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = FindingStore(limit)
+    store.extend(FINDINGS)
+    chain = FindingChain(store)
+    made: list[str] = []
+    real = finding_store.unpack_one
+    monkeypatch.setattr(finding_store, "unpack_one", lambda row: made.append(row[0]) or real(row))
+    shown = (Severity.WARN, Severity.FAIL)
+    assert list(finding_store.findings_where(chain, shown, counting=True)) == [FINDINGS[0], FINDINGS[4]]
+    assert made == ["T000", "T004"]  # the pass, the skip and the suppressed failure stay rows
+    assert list(finding_store.findings_where(store, shown)) == [FINDINGS[0], FINDINGS[2], FINDINGS[4]]
+    assert list(finding_store.findings_where(FINDINGS, shown, counting=True)) == [FINDINGS[0], FINDINGS[4]]
+    assert list(finding_store.findings_where(FINDINGS, (Severity.SKIP,))) == [FINDINGS[3]]

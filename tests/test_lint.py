@@ -260,3 +260,30 @@ def test_quoted_hash_is_not_a_comment(repo, run_cli) -> None:  # type: ignore[no
     )
     _, report = lint_json(run_cli)
     assert ("PWR001", "fail", "rigs/lab-4x3090.yaml:12") in codes(report)
+
+
+def test_a_checkers_status_over_all_runs_is_its_worst_fault_else_ran_else_its_first() -> None:
+    from rigcheck.core.engine import CheckerStatus
+    from rigcheck.core.lint import _Totals
+
+    def status(name: str, state: str, reason: str | None, findings: int = 1) -> CheckerStatus:
+        return CheckerStatus(name, "builtin", state, findings, 0.5, reason)
+
+    totals = _Totals()
+    runs = [
+        [status("a", "skipped", "needs a workload"), status("b", "ran", None), status("c", "ran", None)],
+        [status("a", "ran", None), status("b", "crashed", "ValueError: x"), status("c", "deselected", "off")],
+        [
+            status("a", "deselected", "off"),
+            status("b", "timed-out", "timed out"),
+            status("c", "timed-out", "slow"),
+        ],
+    ]
+    for statuses in runs:
+        totals.add(statuses)
+    seen = {name: (s.status, s.reason, s.findings, s.duration_ms) for name, s in totals.checkers.items()}
+    assert seen == {
+        "a": ("ran", None, 3, 1.5),
+        "b": ("crashed", "ValueError: x", 3, 1.5),
+        "c": ("timed-out", "slow", 3, 1.5),
+    }

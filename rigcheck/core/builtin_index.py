@@ -111,6 +111,7 @@ class LazyChecker:
             if not matching:
                 raise RuntimeError(f"{self._module} no longer registers checker {self.name!r}")
             self._real = matching[0]
+            self.check = self._real.check  # type: ignore[method-assign]  # later runs call it directly
         return self._real
 
     def __getattr__(self, attribute: str) -> Any:  # only for what the index does not hold

@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import GeneratorType
 from typing import Any, TypeVar
 
 from rigcheck.core.catalog import Catalog, load_catalog_file
@@ -294,6 +295,40 @@ def _codes(checker: Any, options: RunOptions) -> tuple[frozenset[str], frozenset
     return codes, selected
 
 
+def _skip_reason(
+    checker: Any, ctx: CheckContext, options: RunOptions, selected: frozenset[str], hosted: list[bool]
+) -> tuple[str, str] | None:
+    """Why the checker does not run on this context (its status and reason), or None: it runs."""
+    if not selected:
+        return "deselected", "none of its rules is selected"
+    if getattr(checker, "needs_workload", False) and ctx.workload_doc is None:
+        return "skipped", "needs a workload; only a rig was given"
+    if options.skip_rig_only and not getattr(checker, "reads_workload", True):
+        return "skipped", "rig-only: reported with the rig"
+    if getattr(checker, "physical_build", False):
+        if not hosted:
+            hosted.append(bool(ctx.nodes) and all(node.hosted for node in ctx.nodes))
+        if hosted[0]:
+            return "skipped", CLOUD_ONLY
+    if getattr(checker, "needs_evidence", False) and not ctx.evidence:
+        return "skipped", "needs evidence (--evidence FILE: nvidia-smi, nccl-tests, fio, probe...)"
+    return None
+
+
+def _collect(checker: Any, plugin: str, ctx: CheckContext) -> list[Any]:
+    """What ``checker.check(ctx)`` yields, as a list (or the one problem with what it returned); the
+    findings it makes are born stamped with its name and plugin."""
+    token = CURRENT_CHECKER.set((checker.name, plugin))
+    try:
+        result = checker.check(ctx)
+        if type(result) is GeneratorType or type(result) is list:  # what checkers return: no questions
+            return list(result)
+        problem = _not_findings(result)
+        return [problem] if problem is not None else list(result)
+    finally:
+        CURRENT_CHECKER.reset(token)
+
+
 def _run_one(
     entry: CheckerEntry,
     ctx: CheckContext,
@@ -301,83 +336,54 @@ def _run_one(
     armed: bool = False,
     hosted: list[bool] | None = None,
 ) -> tuple[CheckerStatus, list[Finding]]:
+    """One checker on one context: its status and the findings it produced (a fault finding when it
+    crashed, hung, tried to end the run or yielded what is not a finding of its own rules)."""
     checker, plugin = entry.checker, entry.plugin
     codes, selected = _codes(checker, options)
-
-    def status(
-        name: str, reason: str | None, produced: list[Finding], elapsed_ms: float = 0.0
-    ) -> CheckerStatus:
-        return CheckerStatus(checker.name, plugin.name, name, len(produced), round(elapsed_ms, 3), reason)
-
-    if not selected:
-        return status("deselected", "none of its rules is selected", []), []
-    if getattr(checker, "needs_workload", False) and ctx.workload_doc is None:
-        return status("skipped", "needs a workload; only a rig was given", []), []
-    if options.skip_rig_only and not getattr(checker, "reads_workload", True):
-        return status("skipped", "rig-only: reported with the rig", []), []
-    if getattr(checker, "physical_build", False):
-        if hosted is None:
-            hosted = []
-        if not hosted:
-            hosted.append(bool(ctx.nodes) and all(node.hosted for node in ctx.nodes))
-        if hosted[0]:
-            return status("skipped", CLOUD_ONLY, []), []
-    if getattr(checker, "needs_evidence", False) and not ctx.evidence:
-        return status(
-            "skipped", "needs evidence (--evidence FILE: nvidia-smi, nccl-tests, fio, probe...)", []
-        ), []
-
-    who = f"checker {checker.name} (plugin {plugin.name} {plugin.version})"
+    skipped = _skip_reason(checker, ctx, options, selected, hosted if hosted is not None else [])
+    if skipped is not None:
+        return CheckerStatus(checker.name, plugin.name, skipped[0], 0, 0.0, skipped[1]), []
     timeout = getattr(checker, "timeout_s", None) or options.timeout_s
-
-    def fault(rule: Rule, message: str, fix: str, **details: Any) -> Finding:
-        evidence = {
-            "checker": checker.name,
-            "plugin": plugin.name,
-            "plugin_version": plugin.version,
-            "rules": sorted(codes),
-            **details,
-        }
-        finding = rule.failed(
-            f"{who} {message}", location=ctx.rig_at(""), subject=ctx.subject, evidence=evidence, fix=fix
-        )
-        return _stamp(finding, checker.name, plugin.name)
-
-    def collect() -> list[Any]:
-        token = CURRENT_CHECKER.set((checker.name, plugin.name))  # findings are born stamped
-        try:
-            result = checker.check(ctx)
-            problem = _not_findings(result)
-            return [problem] if problem is not None else list(result)
-        finally:
-            CURRENT_CHECKER.reset(token)
-
     started = time.perf_counter()
     untrusted = not plugin.builtin
     try:
-        if untrusted and options.isolate_plugins and can_isolate():
-            items = _from_child(call_in_child(lambda: _to_child(collect(), codes), timeout))
+        if not untrusted and armed and timeout > 0:  # built-in, main thread: only the timer is armed
+            signal.setitimer(signal.ITIMER_REAL, timeout)
+            try:
+                items = _collect(checker, plugin.name, ctx)
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+        elif untrusted and options.isolate_plugins and can_isolate():
+            items = _from_child(
+                call_in_child(lambda: _to_child(_collect(checker, plugin.name, ctx), codes), timeout)
+            )
         elif untrusted:
-            items = call_watched(collect, timeout)
+            items = call_watched(lambda: _collect(checker, plugin.name, ctx), timeout)
         elif armed:
-            items = _call_armed(collect, timeout)
+            items = _call_armed(lambda: _collect(checker, plugin.name, ctx), timeout)
         else:
-            items = call_with_timeout(collect, timeout)
+            items = call_with_timeout(lambda: _collect(checker, plugin.name, ctx), timeout)
     except (CheckerTimeout, WatchdogTimeout):
         produced = [
-            fault(
+            _fault(
+                entry,
+                codes,
+                ctx,
                 CHECKER_TIMED_OUT,
                 f"did not finish within {timeout:g} s; its rules were not checked",
                 f"report the hang to the authors of {plugin.name}, or turn it off with -p no:{plugin.name}",
                 timeout_s=timeout,
             )
         ]
-        return status("timed-out", f"timed out after {timeout:g} s", produced, _ms(started)), produced
+        return _status(entry, "timed-out", f"timed out after {timeout:g} s", produced, started), produced
     except (SystemExit, KeyboardInterrupt, GeneratorExit, PluginExit) as exc:  # obeyed by no one
         what = exc if isinstance(exc, PluginExit) else f"raised {type(exc).__name__}({exc})"
         reason = f"tried to end the run: {what}"
         produced = [
-            fault(
+            _fault(
+                entry,
+                codes,
+                ctx,
                 CHECKER_CRASHED,
                 f"{reason}; rigcheck carried on and its rules were not checked",
                 f"report it to the authors of {plugin.name}, or turn it off with -p no:{plugin.name}",
@@ -385,12 +391,15 @@ def _run_one(
                 detail=str(exc)[:500],
             )
         ]
-        return status("crashed", reason, produced, _ms(started)), produced
+        return _status(entry, "crashed", reason, produced, started), produced
     except Exception as exc:  # a checker's bug must not take the run down
         _debug_traceback(exc)
         reason = f"{type(exc).__name__}: {exc}"
         produced = [
-            fault(
+            _fault(
+                entry,
+                codes,
+                ctx,
                 CHECKER_CRASHED,
                 f"raised {reason}; its rules were not checked",
                 f"report the error to the authors of {plugin.name} (RIGCHECK_DEBUG=1 shows where it "
@@ -399,12 +408,19 @@ def _run_one(
                 detail=str(exc)[:500],
             )
         ]
-        return status("crashed", reason, produced, _ms(started)), produced
+        return _status(entry, "crashed", reason, produced, started), produced
 
     produced = []
     invalid: list[str] = []
+    name, plugin_name = checker.name, plugin.name
     for item in items:
-        if isinstance(item, _Problem):  # described where it was found (in a child, when isolated)
+        if type(item) is Finding and item.code in selected and not untrusted:  # the common case
+            produced.append(
+                item
+                if item.checker == name and item.plugin == plugin_name
+                else _stamp(item, name, plugin_name)
+            )
+        elif isinstance(item, _Problem):  # described where it was found (in a child, when isolated)
             invalid.append(str(item))
         elif not isinstance(item, Finding):
             invalid.append(f"yielded {type(item).__name__} {_short(item)!r}, not a rigcheck.Finding")
@@ -414,12 +430,15 @@ def _run_one(
             if untrusted and not _serialisable(item):
                 invalid.append(f"yielded a {item.code} finding whose evidence is not JSON data")
                 item = item.with_changes(evidence={"unserialisable_evidence": _short(item.evidence)})
-            produced.append(_stamp(item, checker.name, plugin.name))
+            produced.append(_stamp(item, name, plugin_name))
     if not invalid:
-        return status("ran", None, produced, _ms(started)), produced
+        return _status(entry, "ran", None, produced, started), produced
     more = f" (and {len(invalid) - 1} more)" if len(invalid) > 1 else ""
     produced.append(
-        fault(
+        _fault(
+            entry,
+            codes,
+            ctx,
             CHECKER_INVALID_RESULT,
             f"{invalid[0]}{more}; {'its rules were not checked' if not produced else 'the rest was kept'}",
             "yield the findings from check() (or return a list of them), built with the checker's own rules: "
@@ -427,7 +446,44 @@ def _run_one(
             problems=invalid[:10],
         )
     )
-    return status("invalid-result", invalid[0], produced, _ms(started)), produced
+    return _status(entry, "invalid-result", invalid[0], produced, started), produced
+
+
+def _status(
+    entry: CheckerEntry, name: str, reason: str | None, produced: list[Finding], started: float
+) -> CheckerStatus:
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    return CheckerStatus(
+        entry.checker.name, entry.plugin.name, name, len(produced), round(elapsed_ms, 3), reason
+    )
+
+
+def _fault(
+    entry: CheckerEntry,
+    codes: frozenset[str],
+    ctx: CheckContext,
+    rule: Rule,
+    message: str,
+    fix: str,
+    **details: Any,
+) -> Finding:
+    """The ENGINE finding for a checker that failed, naming it and its plugin."""
+    checker, plugin = entry.checker, entry.plugin
+    evidence = {
+        "checker": checker.name,
+        "plugin": plugin.name,
+        "plugin_version": plugin.version,
+        "rules": sorted(codes),
+        **details,
+    }
+    finding = rule.failed(
+        f"checker {checker.name} (plugin {plugin.name} {plugin.version}) {message}",
+        location=ctx.rig_at(""),
+        subject=ctx.subject,
+        evidence=evidence,
+        fix=fix,
+    )
+    return _stamp(finding, checker.name, plugin.name)
 
 
 class _Problem(str):

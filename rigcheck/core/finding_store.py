@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import pickle
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import IO, Any, overload
 
 from rigcheck.core.findings import Finding, Location, Severity, restore
@@ -39,6 +39,9 @@ _RUN = _FIELDS.index("run")
 _FILE = _LOCATION_FIELDS.index("file")
 _POINTER = _LOCATION_FIELDS.index("pointer")
 _INTERNED: dict[frozenset[str], frozenset[str]] = {}
+#: Severity's members (iterating the enum class itself is ten times slower; a lint makes a tally per
+#: checker per run).
+_SEVERITIES = tuple(Severity)
 
 
 def _interned(fields: set[str]) -> frozenset[str]:
@@ -105,7 +108,7 @@ class Tally:
     __slots__ = ("counts", "suppressed")
 
     def __init__(self) -> None:
-        self.counts = dict.fromkeys(Severity, 0)
+        self.counts = dict.fromkeys(_SEVERITIES, 0)
         self.suppressed = 0
 
     def add(self, finding: Finding) -> None:
@@ -141,8 +144,13 @@ class Tally:
 class _Walked(Sequence[Finding]):
     """Findings read by walking them in order, a chunk at a time (:meth:`chunks`); indexing walks."""
 
-    def chunks(self) -> Iterator[list[Finding]]:
+    def row_chunks(self) -> Iterator[list[Row]]:
+        """The findings in order as :data:`Row` lists, at most a store's ``limit`` long."""
         raise NotImplementedError
+
+    def chunks(self) -> Iterator[list[Finding]]:
+        for rows in self.row_chunks():
+            yield unpack(rows)
 
     def __iter__(self) -> Iterator[Finding]:
         for chunk in self.chunks():
@@ -215,18 +223,17 @@ class FindingStore(_Walked):
     def __len__(self) -> int:
         return self._count
 
-    def chunks(self) -> Iterator[list[Finding]]:
-        """The findings in order, a list at a time (at most ``limit`` long)."""
+    def row_chunks(self) -> Iterator[list[Row]]:
         chunks, buffer = list(self._chunks), list(self._buffer)
         for chunk in chunks:
             if isinstance(chunk, list):
-                yield unpack(chunk)
+                yield chunk
                 continue
             offset, length = chunk  # pread: two walks at once do not share a file position
             assert self._file is not None
-            yield unpack(pickle.loads(os.pread(self._file.fileno(), length, offset)))
+            yield pickle.loads(os.pread(self._file.fileno(), length, offset))
         if buffer:
-            yield unpack(buffer)
+            yield buffer
 
     def close(self) -> None:
         """Delete the temporary file (also done when the store is collected, or the process ends)."""
@@ -249,10 +256,27 @@ class FindingChain(_Walked):
     def __len__(self) -> int:
         return sum(len(part) for part in self.parts)
 
-    def chunks(self) -> Iterator[list[Finding]]:
+    def row_chunks(self) -> Iterator[list[Row]]:
         for part in self.parts:
-            yield from part.chunks()
+            yield from part.row_chunks()
 
     @property
     def on_disk(self) -> bool:
         return any(part.on_disk for part in self.parts)
+
+
+def findings_where(
+    findings: Iterable[Finding], severities: Collection[Severity], *, counting: bool = False
+) -> Iterator[Finding]:
+    """The findings of ``findings`` whose severity is one of ``severities`` (with ``counting``, only those
+    not suppressed), in order. From a store, only those rows are made into findings again: a lint's
+    text, SARIF and annotations list its warnings and failures, a few percent of its findings."""
+    if not isinstance(findings, _Walked):
+        for finding in findings:
+            if finding.severity in severities and not (counting and finding.suppressions):
+                yield finding
+        return
+    for rows in findings.row_chunks():
+        for row in rows:
+            if row[_SEVERITY] in severities and not (counting and row[_SUPPRESSIONS]):
+                yield unpack_one(row)

@@ -490,6 +490,10 @@ def _outcomes(
     )
 
 
+#: The statuses of a checker that failed; one run's fault is the checker's status over all runs.
+_FAULTS = ("crashed", "timed-out")
+
+
 class _Totals:
     """Each checker's status over all runs, added up as the runs end (no per-run records kept)."""
 
@@ -512,11 +516,14 @@ class _Totals:
                     checker.reason,
                 )
                 continue
-            status = "ran" if "ran" in (known.status, checker.status) else known.status
-            if "crashed" in (known.status, checker.status) or "timed-out" in (known.status, checker.status):
-                status = known.status if known.status in ("crashed", "timed-out") else checker.status
-            known.reason = known.reason if status == known.status else checker.reason
-            known.status = status
+            if checker.status != known.status:  # a fault outranks "ran", which outranks the rest
+                if known.status in _FAULTS or checker.status in _FAULTS:
+                    status = known.status if known.status in _FAULTS else checker.status
+                else:
+                    status = "ran" if "ran" in (known.status, checker.status) else known.status
+                if status != known.status:
+                    known.reason = checker.reason
+                    known.status = status
             known.findings += checker.findings
             known.duration_ms = round(known.duration_ms + checker.duration_ms, 3)
         ran = frozenset(checker.name for checker in statuses if checker.status == "ran")

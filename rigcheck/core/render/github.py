@@ -14,6 +14,7 @@ summary: write ``--format markdown`` to ``$GITHUB_STEP_SUMMARY``.
 
 from __future__ import annotations
 
+from rigcheck.core.finding_store import findings_where
 from rigcheck.core.findings import Finding, Severity
 from rigcheck.core.render import RenderOptions, finding_context, relative_path
 from rigcheck.core.render.escape import escape_github_data as escape_data
@@ -25,7 +26,7 @@ _VERDICT = {"pass": "PASS", "warn": "WARN", "fail": "FAIL"}
 
 
 def render_github(report: Report, options: RenderOptions) -> str:
-    annotated = [finding for finding in report.findings if finding.counts and finding.severity in _COMMANDS]
+    annotated = list(findings_where(report.findings, _COMMANDS, counting=True))
     annotated.sort(key=lambda finding: _order(finding, options.root))
     lines = [annotation(finding, options.root, finding_context(report, finding)) for finding in annotated]
     lines.append(summary_line(report))

@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
+from rigcheck.core.finding_store import findings_where
 from rigcheck.core.findings import Finding, Location, Severity, Suppression
 from rigcheck.core.render import RenderOptions, finding_context, relative_path
 from rigcheck.core.render.escape import dump_json, escape_sarif, escape_text, json_safe
@@ -52,7 +53,7 @@ def render_sarif(report: Report, options: RenderOptions) -> str:
 
 def sarif_log(report: Report, options: RenderOptions) -> dict[str, Any]:
     """The SARIF log as a dict (``render_sarif`` writes it as JSON)."""
-    findings = [finding for finding in report.findings if finding.severity in _LEVELS]
+    findings = list(findings_where(report.findings, _LEVELS))
     codes = sorted({finding.code for finding in findings})
     index = {code: position for position, code in enumerate(codes)}
     by_code: dict[str, list[Finding]] = {}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+from rigcheck.core.finding_store import findings_where
 from rigcheck.core.findings import Finding, Severity
 from rigcheck.core.render import RenderOptions, shown_path
 from rigcheck.core.render.escape import escape_text as _e
@@ -150,9 +151,8 @@ def _render_lint(report: Report, options: RenderOptions) -> str:
     shown = (Severity.WARN, Severity.FAIL) if not options.show_passes else tuple(Severity)
     lines = [f"rigcheck {report.tool.version}: {_e(report.subject)}"]
     by_run: dict[int | None, list[Finding]] = {}  # only what is listed: one walk, the rest not held
-    for finding in report.findings:
-        if finding.counts and finding.severity in shown:
-            by_run.setdefault(finding.run, []).append(finding)
+    for finding in findings_where(report.findings, shown, counting=True):
+        by_run.setdefault(finding.run, []).append(finding)
     outside = by_run.get(None, [])
     if outside:
         lines.append("")
