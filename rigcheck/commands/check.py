@@ -34,6 +34,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from rigcheck.commands._report import run_report
     from rigcheck.commands._shared import load_specs
+    from rigcheck.core.collector import collector_paused
     from rigcheck.core.specs_index import resolve_spec_argument
 
     rig_path = resolve_spec_argument(args.rig, "Rig")
@@ -50,7 +51,8 @@ def run(args: argparse.Namespace) -> int:
             report = report.model_copy(update={"inputs": [*report.inputs, *evidence_inputs]})
         return report
 
-    return run_report(args, [rig_path], build)
+    with collector_paused():  # one pair: what it loads and finds lives to the end, with no cycles
+        return run_report(args, [rig_path], build)
 
 
 def _load_evidence(paths: list[str], registry: Registry) -> tuple[list[Any], list[Any]]:
