@@ -4,6 +4,7 @@ after (13 generation-0 passes took 0.32 s of the 4,096-node check, docs/performa
 from __future__ import annotations
 
 import gc
+from pathlib import Path
 
 import pytest
 
@@ -51,5 +52,25 @@ def test_check_builds_and_writes_its_report_with_the_collector_paused(
     monkeypatch.setattr(_report, "write_report", write_report)
     rig = str(SPECS / "rigs" / "home-2x3090.yaml")
     assert cli.main(["check", rig, "-o", "/dev/null"]) in (0, 1)
+    assert seen == [False]
+    assert gc.isenabled()
+
+
+def test_lint_loads_checks_and_writes_with_the_collector_paused(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from rigcheck import cli
+    from rigcheck.commands import _report
+
+    seen: list[bool] = []
+    real = _report.write_report
+
+    def write_report(*args: object, **kwargs: object) -> None:
+        seen.append(gc.isenabled())
+        real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_report, "write_report", write_report)
+    (tmp_path / "rig.yaml").write_text((SPECS / "rigs" / "home-2x3090.yaml").read_text(encoding="utf-8"))
+    assert cli.main(["lint", str(tmp_path), "-o", "/dev/null"]) in (0, 1)
     assert seen == [False]
     assert gc.isenabled()

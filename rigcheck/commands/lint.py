@@ -30,6 +30,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from rigcheck.commands._report import run_report
+    from rigcheck.core.collector import collector_paused
     from rigcheck.core.lint import lint
 
     paths = args.paths or ["."]
@@ -37,4 +38,5 @@ def run(args: argparse.Namespace) -> int:
     def build(pipeline: Pipeline) -> Report:
         return lint(paths, pipeline)
 
-    return run_report(args, paths, build)
+    with collector_paused():  # the specs and findings live to the end or are freed by reference counts
+        return run_report(args, paths, build)
