@@ -287,3 +287,18 @@ def test_a_checkers_status_over_all_runs_is_its_worst_fault_else_ran_else_its_fi
         "b": ("crashed", "ValueError: x", 3, 1.5),
         "c": ("timed-out", "slow", 3, 1.5),
     }
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_select_and_ignore_leave_only_the_chosen_rules_findings_in_a_lint(repo, run_cli, jobs: str) -> None:  # type: ignore[no-untyped-def]
+    _, everything = lint_json(run_cli, "--jobs", jobs)
+    all_codes = {finding["code"] for finding in everything["findings"]}
+    assert {"MEM001", "PWR002"} <= all_codes
+    _, selected = lint_json(run_cli, "--jobs", jobs, "--select", "MEM001,PWR")
+    assert {finding["code"] for finding in selected["findings"]} == {
+        code for code in all_codes if code == "MEM001" or code.startswith("PWR")
+    }
+    _, ignored = lint_json(run_cli, "--jobs", jobs, "--ignore", "MEM")
+    assert {finding["code"] for finding in ignored["findings"]} == {
+        code for code in all_codes if not code.startswith("MEM")
+    }

@@ -454,7 +454,8 @@ def _check_one(
         return [], [], list(exc.problems)
     rows = []
     for finding in produced:
-        prepared = finisher.prepare(finding)  # the selection, overrides and suppressions read no run index
+        # the engine kept only selected rules' findings; overrides and suppressions read no run index
+        prepared = finisher.prepare(finding, selected=True)
         if prepared is not None:
             rows.append(pack_one(prepared, run=index))
     return rows, statuses, None
