@@ -194,3 +194,25 @@ def test_findings_are_immutable_records() -> None:
     assert isinstance(finding, Finding)
     with pytest.raises(Exception):  # noqa: B017,PT011 - pydantic's frozen-instance error
         finding.message = "y"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("timeout_s", [10.0, 0.0])
+def test_a_built_in_checker_runs_under_the_armed_timer_or_none(timeout_s: float) -> None:
+    """Built-in checkers take the engine's short path (the timer armed around each, no watchdog): a hang is
+    cut at the checker's own limit; a run limit of 0 arms no timer and the healthy checkers still report."""
+    import dataclasses
+
+    registry = PluginHost(autoload=False, builtins=(), extra_plugins=[("faulty", FaultyPlugin())]).load()
+    registry.checkers = [
+        dataclasses.replace(entry, plugin=dataclasses.replace(entry.plugin, builtin=True))
+        for entry in registry.checkers
+        if timeout_s or entry.checker.name != "slow"  # no limit at all: leave the 30 s sleeper out
+    ]
+    options = RunOptions(timeout_s=timeout_s)
+    started = time.perf_counter()
+    report = run_checks(parse_spec(MINIMAL_RIG, "rig.yaml"), None, registry, build_catalog(registry), options)
+    assert time.perf_counter() - started < 5
+    status = {run.name: run.status for run in report.checkers}
+    expected = {"good": "ran", "boom": "crashed", "wrong": "invalid-result"}
+    assert status == ({**expected, "slow": "timed-out"} if timeout_s else expected)
+    assert ("TST004", Severity.WARN) in [(f.code, f.severity) for f in report.findings]

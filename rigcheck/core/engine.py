@@ -347,7 +347,9 @@ def _run_one(
     started = time.perf_counter()
     untrusted = not plugin.builtin
     try:
-        if not untrusted and armed and timeout > 0:  # built-in, main thread: only the timer is armed
+        if (
+            not untrusted and armed and timeout and timeout > 0
+        ):  # built-in, main thread: only the timer is armed
             signal.setitimer(signal.ITIMER_REAL, timeout)
             try:
                 items = _collect(checker, plugin.name, ctx)
