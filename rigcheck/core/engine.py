@@ -347,9 +347,8 @@ def _run_one(
     started = time.perf_counter()
     untrusted = not plugin.builtin
     try:
-        if (
-            not untrusted and armed and timeout and timeout > 0
-        ):  # built-in, main thread: only the timer is armed
+        # a built-in checker on the main thread: only the timer is armed (the handler is in place)
+        if not untrusted and armed and timeout and timeout > 0:
             signal.setitimer(signal.ITIMER_REAL, timeout)
             try:
                 items = _collect(checker, plugin.name, ctx)
