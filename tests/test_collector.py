@@ -36,8 +36,9 @@ def test_the_collector_is_back_after_a_block_that_raises() -> None:
     assert gc.isenabled()
 
 
-def test_check_builds_and_writes_its_report_with_the_collector_paused(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize("command", ["check", "lint"])
+def test_check_and_lint_load_check_and_write_with_the_collector_paused(
+    command: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     from rigcheck import cli
     from rigcheck.commands import _report
@@ -50,27 +51,9 @@ def test_check_builds_and_writes_its_report_with_the_collector_paused(
         real(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(_report, "write_report", write_report)
-    rig = str(SPECS / "rigs" / "home-2x3090.yaml")
-    assert cli.main(["check", rig, "-o", "/dev/null"]) in (0, 1)
-    assert seen == [False]
-    assert gc.isenabled()
-
-
-def test_lint_loads_checks_and_writes_with_the_collector_paused(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    from rigcheck import cli
-    from rigcheck.commands import _report
-
-    seen: list[bool] = []
-    real = _report.write_report
-
-    def write_report(*args: object, **kwargs: object) -> None:
-        seen.append(gc.isenabled())
-        real(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(_report, "write_report", write_report)
-    (tmp_path / "rig.yaml").write_text((SPECS / "rigs" / "home-2x3090.yaml").read_text(encoding="utf-8"))
-    assert cli.main(["lint", str(tmp_path), "-o", "/dev/null"]) in (0, 1)
+    rig = tmp_path / "rig.yaml"
+    rig.write_text((SPECS / "rigs" / "home-2x3090.yaml").read_text(encoding="utf-8"))
+    target = str(rig) if command == "check" else str(tmp_path)
+    assert cli.main([command, target, "-o", "/dev/null"]) in (0, 1)
     assert seen == [False]
     assert gc.isenabled()
