@@ -7,8 +7,6 @@ also tries the name without a brand prefix, so "RTX 3090", "NVIDIA GeForce RTX 3
 lists the nearest names instead of a guess.
 """
 
-from __future__ import annotations
-
 import difflib
 import functools
 import re

@@ -10,20 +10,18 @@ configure plugins: they are read with the file but validated once the plugins ar
 model each registered with ``rigcheck_config_schema`` (:func:`bind_plugin_configs`).
 """
 
-from __future__ import annotations
-
 import datetime as _dt
 import fnmatch
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from rigcheck.core.errors import Problem, SpecError, UsageError, clip
+from rigcheck.core.lean_dataclass import dataclass, field
 from rigcheck.core.positions import join_pointer, pointer_from_path
 
 if TYPE_CHECKING:
@@ -84,7 +82,7 @@ class Waiver(_ConfigModel):
         return self.pointer is None or pointer == self.pointer or pointer.startswith(self.pointer + "/")
 
     @model_validator(mode="after")
-    def _scoped(self) -> Waiver:
+    def _scoped(self) -> "Waiver":
         if self.path is None and self.spec is None:
             raise ValueError("a waiver names the files it covers: path (a glob) or spec (a name)")
         return self
@@ -470,7 +468,7 @@ def fact_overrides(settings: Settings) -> dict[str, tuple[Any, str]]:
     return {key: (value, origin) for key, value in settings["thresholds"].items() if key not in plugin_keys}
 
 
-def bind_plugin_configs(settings: Settings, registry: Registry) -> dict[str, Any]:
+def bind_plugin_configs(settings: Settings, registry: "Registry") -> dict[str, Any]:
     """Validate ``plugins-config`` and the plugins' ``thresholds`` against the models the loaded plugins
     registered (``rigcheck_config_schema``); fills ``settings.plugin_configs`` and returns
     ``{plugin name: model instance}`` for the run. A bad value, an unknown key or a section that names
@@ -554,7 +552,7 @@ def _fail(settings: Settings, pointer: str, message: str) -> None:
 
 
 def _validate_section(
-    settings: Settings, schema: ConfigSchema, given: dict[str, Any], origins: dict[str, str], section: str
+    settings: Settings, schema: "ConfigSchema", given: dict[str, Any], origins: dict[str, str], section: str
 ) -> Any:
     """The plugin's model built from ``given``. Each unknown key (unless the model allows extra keys) and
     each value the model refuses is a problem at the line that set it."""
@@ -603,7 +601,7 @@ def _validate_section(
 
 
 def _unclaimed_section(
-    settings: Settings, registry: Registry, namespace: str, pointer: str, schemas: list[ConfigSchema]
+    settings: Settings, registry: "Registry", namespace: str, pointer: str, schemas: "list[ConfigSchema]"
 ) -> None:
     """A ``plugins-config`` section that no loaded plugin's model claims: one for an installed plugin that
     is not loaded in this run (blocked, autoload off) is left unread and shown; anything else is an error."""

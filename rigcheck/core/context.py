@@ -8,7 +8,6 @@ power limit or card length replaces the reference card's.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +18,7 @@ from rigcheck.core.errors import Problem, SpecError
 from rigcheck.core.facts import FactSection, load_rule_facts
 from rigcheck.core.findings import Finding, Location, restore
 from rigcheck.core.frozen import FrozenDict
+from rigcheck.core.lean_dataclass import dataclass, field
 from rigcheck.core.models.rig import GpuGroup, NodeGroup, Rig
 from rigcheck.core.models.workload import Workload
 

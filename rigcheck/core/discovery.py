@@ -15,11 +15,11 @@ import fnmatch
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from rigcheck.core import spec_codes
 from rigcheck.core.errors import UsageError
+from rigcheck.core.lean_dataclass import dataclass
 
 SKIP_DIRS = frozenset(
     {"node_modules", "__pycache__", "venv", "env", "build", "dist", "site-packages", "htmlcov"}

@@ -15,7 +15,6 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from types import GeneratorType
 from typing import Any, TypeVar
 
@@ -29,6 +28,7 @@ from rigcheck.core.engine_rules import (
     PLUGIN_FAILED_TO_LOAD,
 )
 from rigcheck.core.findings import Finding, Severity
+from rigcheck.core.lean_dataclass import dataclass, field
 from rigcheck.core.registry import CheckerEntry, PluginFault, Registry
 from rigcheck.core.report import (
     CheckerRun,

@@ -15,7 +15,6 @@ re-estimates the changes that would make a workload fit.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from rigcheck.core.catalog import GpuSpec
@@ -23,6 +22,7 @@ from rigcheck.core.estimation.architecture import Architecture, resolve_architec
 from rigcheck.core.estimation.memory import GIB, MemoryEstimate, MemoryInputs, estimate_memory
 from rigcheck.core.estimation.throughput import DecodeSpeed, TrainingSpeed, decode_speed, training_speed
 from rigcheck.core.estimation.topology import Topology
+from rigcheck.core.lean_dataclass import dataclass
 
 __all__ = [
     "GIB",

@@ -1,7 +1,5 @@
 """Findings: what a checker says about one rule and one subject, with the numbers behind it."""
 
-from __future__ import annotations
-
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -62,7 +60,7 @@ class Finding(BaseModel):
         None, description="rigcheck lint: the index in report.runs of the check that found it."
     )
 
-    def with_changes(self, **changes: Any) -> Finding:
+    def with_changes(self, **changes: Any) -> "Finding":
         """A copy with some fields replaced (no re-validation: for rigcheck's own bookkeeping, which
         sets fields of known types; ``model_copy`` costs ten times more and reports stamp many)."""
         return _construct(Finding, {**self.__dict__, **changes}, self.model_fields_set | set(changes))

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache
 from typing import Any
+
+from rigcheck.core.lean_dataclass import dataclass
 
 
 @dataclass(frozen=True)

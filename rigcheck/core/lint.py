@@ -13,7 +13,7 @@ import glob
 import os
 import time
 from collections.abc import Generator, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,7 @@ from rigcheck.core.finding_store import (
     unpack_one,
 )
 from rigcheck.core.findings import Finding, Location, Severity
+from rigcheck.core.lean_dataclass import dataclass, field
 from rigcheck.core.lint_rules import UNKNOWN_RIG, WORKLOAD_WITHOUT_RIG
 from rigcheck.core.loader import load_yaml_file
 from rigcheck.core.registry import Registry

@@ -8,8 +8,9 @@ through :class:`SourceMap`, so that every message can name ``file:line:column``.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
+
+from rigcheck.core.lean_dataclass import dataclass
 
 
 @dataclass(frozen=True, slots=True)

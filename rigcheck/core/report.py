@@ -4,8 +4,6 @@ Renderers turn a :class:`Report` into text, JSON and the other formats; they nev
 verdicts. ``schemas/report.schema.json`` is generated from these models.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Final, Literal, overload
 

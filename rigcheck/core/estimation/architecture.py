@@ -14,13 +14,14 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import cache
 from typing import Any
 
 from rigcheck.core import spec_codes
 from rigcheck.core.errors import Problem, SpecError
 from rigcheck.core.fields import did_you_mean
+from rigcheck.core.lean_dataclass import dataclass, field
 
 #: Linear "roles" of a transformer block; each has a shape (d_in, d_out) per layer.
 ATTENTION_ROLES = ("q", "k", "v", "o")

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from rigcheck.core.estimation.memory import GIB, MemoryEstimate, MemoryInputs, estimate_memory
+from rigcheck.core.lean_dataclass import dataclass, field
 
 
 @dataclass(frozen=True)

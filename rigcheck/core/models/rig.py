@@ -4,8 +4,6 @@ A rig is a list of node groups (``count:`` identical nodes). Units are in the fi
 left out is unknown (``None``), and a checker that needs it says so instead of guessing.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, model_validator
@@ -127,7 +125,7 @@ class Site(SpecModel):
     )
 
     @model_validator(mode="after")
-    def _one_way_to_give_circuits(self) -> Site:
+    def _one_way_to_give_circuits(self) -> "Site":
         if self.circuit is not None and self.circuits is not None:
             raise ValueError("give either circuit or circuits, not both")
         return self

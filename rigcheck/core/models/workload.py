@@ -4,8 +4,6 @@ Names follow the tools people already use: precision uses PyTorch Lightning's na
 (``bf16-mixed``...), parallelism DeepSpeed's and PyTorch FSDP's, LoRA PEFT's.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, WithJsonSchema
