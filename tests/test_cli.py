@@ -276,3 +276,37 @@ def test_the_console_entry_turns_pydantic_plugins_off_unless_told_otherwise(monk
     monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "my_plugin")
     cli.entry()
     assert seen == ["__all__", 0, "my_plugin", 0]
+
+
+def _subcommands(parser) -> list[str]:  # type: ignore[no-untyped-def]
+    import argparse
+
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return list(action.choices)
+
+
+def test_a_command_line_that_names_a_command_builds_only_its_parser() -> None:
+    from rigcheck import cli
+
+    assert _subcommands(cli.build_parser(["check", "home-2x3090"])) == ["check"]
+    assert _subcommands(cli.build_parser(["lint", "."])) == ["lint"]
+    for argv in (None, [], ["--version"], ["chek", "x"], ["-h"], ["home-2x3090"]):
+        assert _subcommands(cli.build_parser(argv)) == list(cli.COMMANDS)  # help and errors list every one
+    # the one parser reads the command line as the full one does
+    full, alone = cli.build_parser(), cli.build_parser(["check", "home-2x3090", "x.yaml", "--select", "PLT"])
+    argv = ["check", "home-2x3090", "x.yaml", "--select", "PLT"]
+    assert vars(full.parse_args(argv)) == vars(alone.parse_args(argv))
+    modules = {
+        path.stem for path in (REPO / "rigcheck" / "commands").glob("*.py") if not path.stem.startswith("_")
+    }
+    assert set(cli.COMMANDS) == modules  # a new command module is listed
+
+
+def test_a_misspelt_command_is_one_error_that_lists_every_command(capsys) -> None:  # type: ignore[no-untyped-def]
+    from rigcheck import cli
+
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["chek", "home-2x3090"])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2
+    assert "invalid choice: 'chek'" in err and "'check', 'lint'" in err and "'version'" in err

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 from typing import TYPE_CHECKING, Any
 
 from rigcheck.cli import EXIT_OK
@@ -57,6 +56,8 @@ def _nearest(registry: Registry, text: str) -> str:
         return ""
     by_key = {entry.rule.code.lower(): entry for entry in registry.rules.values()}
     by_key.update({entry.rule.name: entry for entry in registry.rules.values()})
+    import difflib  # only for a code that is not a rule
+
     near = difflib.get_close_matches(_name_key(text), list(by_key), n=1, cutoff=0.6)
     if not near:
         return ""

@@ -7,7 +7,6 @@ also tries the name without a brand prefix, so "RTX 3090", "NVIDIA GeForce RTX 3
 lists the nearest names instead of a guess.
 """
 
-import difflib
 import functools
 import re
 from collections.abc import Iterable, Iterator
@@ -306,6 +305,8 @@ class Catalog:
         containing = sorted((probe for probe in display if len(key) >= 3 and key in probe), key=_shortest)
         if containing:
             return list(dict.fromkeys(display[probe] for probe in containing))[:MAX_CONTAINING]
+        import difflib  # only for a name the catalog does not know
+
         near = difflib.get_close_matches(key, list(display), n=limit * 3, cutoff=0.5)
         return list(dict.fromkeys(display[match] for match in near))[:limit]
 

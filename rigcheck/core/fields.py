@@ -13,15 +13,16 @@ number too long to convert is refused before Python's ``int()`` or ``float()`` s
 
 from __future__ import annotations
 
-import difflib
+import functools
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from types import GenericAlias
 from typing import Annotated, Any, ClassVar, Literal
 
 import annotated_types as at
 from annotated_types import GroupedMetadata
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, GetCoreSchemaHandler, WithJsonSchema
+from pydantic_core import CoreSchema, core_schema
 
 from rigcheck.core.errors import clip
 from rigcheck.core.numbers import fmt
@@ -98,6 +99,23 @@ def _refuse_extreme(value: object, ge: float | None, gt: float | None, le: float
             )
 
 
+class Before:
+    """``Annotated[T, Before(function)]``: ``function(value)`` runs before pydantic validates ``T``, as with
+    pydantic's ``BeforeValidator``, for a function of the value alone.
+
+    ``BeforeValidator`` inspects the function's signature at every field it annotates, to learn whether it
+    also takes a validation-info argument; these never do. That inspection was 184 signature calls while
+    the spec models are built at the start of every run (issue 20)."""
+
+    __slots__ = ("function",)
+
+    def __init__(self, function: Callable[[Any], Any]) -> None:
+        self.function = function
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.no_info_before_validator_function(self.function, handler(source))
+
+
 class Quantity(GroupedMetadata):
     """``Annotated[float, Quantity(...)]``: a ``float`` in ``unit``, at most ``le``; a bare number or a string
     with a unit.
@@ -126,7 +144,7 @@ class Quantity(GroupedMetadata):
             "anyOf": [number_schema, {"type": "string", "pattern": QUANTITY_PATTERN}],
             "description": text,
         }
-        self._metadata = (*_bounds(ge=ge, gt=gt, le=le), BeforeValidator(self.parse), WithJsonSchema(schema))
+        self._metadata = (*_bounds(ge=ge, gt=gt, le=le), Before(self.parse), WithJsonSchema(schema))
 
     def parse(self, value: object) -> object:
         """The value in ``unit`` (pydantic's before-validator; the name shows in a union's error location)."""
@@ -154,7 +172,7 @@ class Whole(GroupedMetadata):
 
     def __init__(self, *, le: int, ge: int | None = 1) -> None:
         self.le, self.ge = le, ge
-        self._metadata = (*_bounds(ge=ge, le=le), BeforeValidator(self.parse))
+        self._metadata = (*_bounds(ge=ge, le=le), Before(self.parse))
 
     def parse(self, value: object) -> object:
         """The value, unless too long or past ``le`` (pydantic checks it is an int within the bounds)."""
@@ -184,7 +202,7 @@ class Number(GroupedMetadata):
         if bound is None:
             raise TypeError("Number() needs an upper bound, le or lt")
         self.le, self.lt, self.ge, self.gt, self._bound = le, lt, ge, gt, bound
-        self._metadata = (*_bounds(ge=ge, gt=gt, le=le, lt=lt), BeforeValidator(self.parse))
+        self._metadata = (*_bounds(ge=ge, gt=gt, le=le, lt=lt), Before(self.parse))
 
     def parse(self, value: object) -> object:
         """The value, unless too long, not finite or past the upper bound (pydantic checks the rest)."""
@@ -228,6 +246,7 @@ def _normal(text: str) -> str:
 _REGEX_SYNTAX = frozenset("^$\\.*+?()[]{}|/")
 
 
+@functools.cache  # some 40 characters spell every choice; a cold run asks for one 2,000 times
 def _char_pattern(char: str) -> str:
     """The character class that matches what :func:`_normal` turns into ``char``: ``-`` is any of ``-_`` and
     a space, a letter either case (``k`` also the Kelvin sign, whose ``lower()`` is ``k``)."""
@@ -275,7 +294,7 @@ class Choice(GroupedMetadata):
         self._lookup = {_normal(value): value for value in values}
         self._lookup.update({_normal(alias): target for alias, target in aliases.items()})
         self.pattern = choice_pattern(self._lookup)
-        self._metadata = (BeforeValidator(self.parse), WithJsonSchema(self._json_schema(description)))
+        self._metadata = (Before(self.parse), WithJsonSchema(self._json_schema(description)))
         Choice.by_pattern.setdefault(self.pattern, self)
 
     def _json_schema(self, description: str) -> dict[str, Any]:
@@ -309,11 +328,7 @@ class Choice(GroupedMetadata):
                 return str(exc)
         if not isinstance(value, str):
             return f"expected one of {_or_list(self.values)}, got {clip(repr(value), 120)}"
-        near = (
-            difflib.get_close_matches(_normal(value), list(self._lookup), n=1, cutoff=0.6)
-            if len(value) <= 100
-            else []
-        )
+        near = _close(_normal(value), list(self._lookup)) if len(value) <= 100 else []
         hint = f"; did you mean {self._lookup[near[0]]!r}?" if near else ""
         return f"{clip(repr(value), 120)} is not one of {_or_list(self.values)}{hint}"
 
@@ -368,11 +383,11 @@ def _version_text(value: object) -> object:
 #: A mapping of names to strings; numbers and booleans are written back as YAML text.
 StringMap = Annotated[
     dict[str, str],
-    BeforeValidator(_string_map),
+    Before(_string_map),
     WithJsonSchema({"type": "object", "additionalProperties": {"type": ["string", "number", "boolean"]}}),
 ]
 #: A version such as ``"535.104.05"`` or ``"12.4"``; a YAML number (``12.4``) is read as its text.
-VersionString = Annotated[str, BeforeValidator(_version_text), WithJsonSchema({"type": ["string", "number"]})]
+VersionString = Annotated[str, Before(_version_text), WithJsonSchema({"type": ["string", "number"]})]
 
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str:
@@ -381,13 +396,18 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> str:
     if len(word) > 100:
         return ""
     pool = list(candidates)
-    matches = difflib.get_close_matches(word, pool, n=1, cutoff=0.6)
+    matches = _close(word, pool)
     if not matches:
         lowered = {c.lower(): c for c in pool}
-        matches = [
-            lowered[m] for m in difflib.get_close_matches(word.lower(), list(lowered), n=1, cutoff=0.6)
-        ]
+        matches = [lowered[m] for m in _close(word.lower(), list(lowered))]
     return f"; did you mean {matches[0]!r}?" if matches else ""
+
+
+def _close(word: str, pool: list[str]) -> list[str]:
+    """The closest of ``pool`` to ``word``, if any is close (difflib, imported only for a misspelling)."""
+    import difflib
+
+    return difflib.get_close_matches(word, pool, n=1, cutoff=0.6)
 
 
 def _or_list(values: Iterable[str]) -> str:

@@ -11,8 +11,6 @@ Iterating gives them back in order, one chunk in memory at a time, as often as a
 from __future__ import annotations
 
 import os
-import pickle
-import tempfile
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import IO, Any, overload
 
@@ -206,6 +204,9 @@ class FindingStore(_Walked):
         return any(not isinstance(chunk, list) for chunk in self._chunks)
 
     def _spill(self) -> None:
+        import pickle  # here: a store that never fills its buffer (every ``check``) never needs them
+        import tempfile
+
         if self._file is None:
             self._file = tempfile.TemporaryFile(prefix="rigcheck-findings-")  # noqa: SIM115 (closed in close())
         try:
@@ -231,6 +232,8 @@ class FindingStore(_Walked):
                 continue
             offset, length = chunk  # pread: two walks at once do not share a file position
             assert self._file is not None
+            import pickle
+
             yield pickle.loads(os.pread(self._file.fileno(), length, offset))
         if buffer:
             yield buffer

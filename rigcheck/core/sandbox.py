@@ -12,7 +12,6 @@ finding and nothing it changed reaches the parent. rigcheck's own checkers alway
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import io
 import json
 import os
@@ -103,6 +102,8 @@ class Watchdog:
             worker, self._worker = self._worker, None
             self.abandoned += 1
             if worker is not None and worker.ident is not None:
+                import ctypes  # only for a plugin that hung
+
                 ctypes.pythonapi.PyThreadState_SetAsyncExc(
                     ctypes.c_ulong(worker.ident), ctypes.py_object(WatchdogTimeout)
                 )

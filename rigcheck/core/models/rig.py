@@ -6,10 +6,11 @@ left out is unknown (``None``), and a checker that needs it says so instead of g
 
 from typing import Annotated, Literal
 
-from pydantic import BeforeValidator, Field, model_validator
+from pydantic import Field, model_validator
 
 from rigcheck.core.fields import (
     ApiVersion,
+    Before,
     Choice,
     Count,
     Number,
@@ -143,7 +144,7 @@ def _gpu_name(value: object) -> object:
 class GpuGroup(SpecModel):
     """Identical GPUs in a node. Catalog facts come from ``model``; fields here override them."""
 
-    model: Annotated[str, BeforeValidator(_gpu_name)] = Field(
+    model: Annotated[str, Before(_gpu_name)] = Field(
         description="Catalog name, id or alias: 'RTX 3090', 'H100 SXM', 'NVIDIA A100-SXM4-80GB'."
     )
     count: PerNode = 1

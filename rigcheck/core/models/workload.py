@@ -6,10 +6,11 @@ Names follow the tools people already use: precision uses PyTorch Lightning's na
 
 from typing import Annotated, Literal
 
-from pydantic import BeforeValidator, Field, WithJsonSchema
+from pydantic import Field, WithJsonSchema
 
 from rigcheck.core.fields import (
     ApiVersion,
+    Before,
     Choice,
     Number,
     Port,
@@ -200,7 +201,7 @@ def _checkpointing(value: object) -> object:
 
 ActivationCheckpointing = Annotated[
     Literal["none", "full", "selective"],
-    BeforeValidator(_checkpointing),
+    Before(_checkpointing),
     WithJsonSchema(
         {
             "anyOf": [
