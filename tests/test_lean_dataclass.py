@@ -187,3 +187,40 @@ def test_order_and_unsafe_hash_go_to_the_standard_decorator() -> None:
         value: int
 
     assert hash(Hashed(1)) == hash((1,))
+
+
+def _frozen_pair(dataclass: Any) -> Any:
+    @dataclass(frozen=True)
+    class Frozen:
+        value: int
+
+    return Frozen
+
+
+@pytest.mark.parametrize("helper_known", [True, False])
+def test_frozen_instances_refuse_changes_as_the_standard_ones_do(monkeypatch, helper_known: bool) -> None:  # type: ignore[no-untyped-def]
+    if not helper_known:  # another Python's dataclasses: the standard decorator compiles the two methods
+        monkeypatch.setattr(lean_dataclass, "_GENERATE_FROZEN", None)
+    before = getattr(dataclasses, "_frozen_get_del_attr", None)
+    standard, lean = both(_frozen_pair)
+    assert getattr(dataclasses, "_frozen_get_del_attr", None) is before  # the helper is put back
+    closures = lean.__setattr__.__code__.co_filename == lean_dataclass.__file__
+    assert closures is (lean_dataclass._GENERATE_FROZEN is not None)  # not compiled where the helper is known
+    for cls in (standard, lean):
+        item = cls(1)
+        with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'value'"):
+            item.value = 2
+        with pytest.raises(dataclasses.FrozenInstanceError, match="cannot delete field 'value'"):
+            del item.value
+        with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'other'"):
+            item.other = 3  # any attribute of the frozen class itself
+        assert item.value == 1 and dataclasses.replace(item, value=5).value == 5
+
+    class Loose(lean):  # type: ignore[misc, valid-type]  # a plain subclass may add attributes, as with the standard one
+        pass
+
+    loose = Loose(1)
+    loose.note = "x"
+    assert loose.note == "x"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        loose.value = 2
