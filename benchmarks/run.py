@@ -3,7 +3,10 @@
     python benchmarks/run.py [--runs 5] [--quick] [--only hostile] [--json FILE]
 
 Every figure is the median wall time of ``--runs`` runs of a separate process (so start-up counts,
-as it does in pre-commit and CI), with the peak resident memory of that process. Comparisons:
+as it does in pre-commit and CI), with the peak resident memory of that process. The commands a
+target compares (the cold-start group, the throughput group, each scale step with its parse) run
+interleaved, one run of each in turn, so that a moment when the machine is busier slows them alike
+and the ratios hold even where the absolute times drift. Comparisons:
 
 - cold start: ``python -c pass``; ``rigcheck --version``; ``rigcheck check`` on one rig + workload
   pair; ``yamllint`` and ``check-jsonschema`` (with rigcheck's own schemas) on the same two files;
@@ -61,17 +64,32 @@ class Timing:
     note: str = ""
 
 
-def run(command: list[str], runs: int, cwd: Path | None = None) -> tuple[float, float]:
-    """Median wall seconds and the largest peak RSS (MiB) of ``runs`` runs of ``command``."""
-    times, peaks = [], []
+#: One command to time: its label, the command line, the folder it runs in, a note for the table.
+Item = tuple[str, list[str], Path | None, str]
+
+
+def run_once(command: list[str], cwd: Path | None = None) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MiB) of one run of ``command``."""
+    started = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd)
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    return elapsed, usage.ru_maxrss / 1024 if sys.platform != "darwin" else usage.ru_maxrss / 2**20
+
+
+def run_interleaved(items: list[Item], runs: int) -> list[tuple[float, float]]:
+    """For each item, the median wall seconds and the largest peak RSS (MiB) of ``runs`` runs, taken in
+    rounds (one run of every item, in order, per round): a moment when the machine is busier slows every
+    command compared in a target alike, instead of whichever happened to be running then."""
+    times: list[list[float]] = [[] for _ in items]
+    peaks: list[list[float]] = [[] for _ in items]
     for _ in range(runs):
-        started = time.perf_counter()
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd)
-        _, status, usage = os.wait4(process.pid, 0)
-        times.append(time.perf_counter() - started)
-        peaks.append(usage.ru_maxrss / 1024 if sys.platform != "darwin" else usage.ru_maxrss / 2**20)
-        process.returncode = os.waitstatus_to_exitcode(status)
-    return statistics.median(times), max(peaks)
+        for index, (_, command, cwd, _) in enumerate(items):
+            seconds, peak = run_once(command, cwd)
+            times[index].append(seconds)
+            peaks[index].append(peak)
+    return [(statistics.median(t), max(p)) for t, p in zip(times, peaks, strict=True)]
 
 
 def tool(name: str) -> str | None:
@@ -96,35 +114,41 @@ def benchmark(runs: int, quick: bool, only: str | None = None) -> list[Timing]:
     python = sys.executable
     results: list[Timing] = []
 
+    def together(items: list[Item]) -> list[Timing]:
+        """Time the items interleaved (:func:`run_interleaved`) and record them in order."""
+        timings = []
+        for (label, _, _, note), (seconds, peak) in zip(items, run_interleaved(items, runs), strict=True):
+            timing = Timing(label, seconds, peak, note)
+            results.append(timing)
+            timings.append(timing)
+            print(f"  {label:<52} {seconds:7.3f} s {peak:7.0f} MiB {note}", file=sys.stderr)
+        return timings
+
     def add(label: str, command: list[str], note: str = "", cwd: Path | None = None) -> Timing:
-        seconds, peak = run(command, runs, cwd)
-        timing = Timing(label, seconds, peak, note)
-        results.append(timing)
-        print(f"  {label:<52} {seconds:7.3f} s {peak:7.0f} MiB {note}", file=sys.stderr)
-        return timing
+        return together([(label, command, cwd, note)])[0]
 
     if only == "hostile":
         hostile_repository(add, rigcheck, quick)
         return results
-    print("cold start", file=sys.stderr)
-    add("python -c pass", [python, "-c", "pass"])
-    add("rigcheck --version", [*rigcheck, "--version"])
-    add("rigcheck rules", [*rigcheck, "rules"])
-    add("rigcheck explain PWR002", [*rigcheck, "explain", "PWR002"])
-    add("rigcheck check RIG WORKLOAD", [*rigcheck, "check", str(PAIR[0]), str(PAIR[1])])
-    add("PyYAML C loader, the 2 files", [python, "-c", FLOOR, *map(str, PAIR)])
+    print("cold start (interleaved)", file=sys.stderr)
+    cold: list[Item] = [
+        ("python -c pass", [python, "-c", "pass"], None, ""),
+        ("rigcheck --version", [*rigcheck, "--version"], None, ""),
+        ("rigcheck rules", [*rigcheck, "rules"], None, ""),
+        ("rigcheck explain PWR002", [*rigcheck, "explain", "PWR002"], None, ""),
+        ("rigcheck check RIG WORKLOAD", [*rigcheck, "check", str(PAIR[0]), str(PAIR[1])], None, ""),
+        ("PyYAML C loader, the 2 files", [python, "-c", FLOOR, *map(str, PAIR)], None, ""),
+    ]
     yamllint = tool("yamllint")
     if yamllint:
-        add("yamllint, the 2 files", [yamllint, *map(str, PAIR)])
+        cold.append(("yamllint, the 2 files", [yamllint, *map(str, PAIR)], None, ""))
     schema_tool = tool("check-jsonschema")
-    if schema_tool:
-        rig_schema, workload_schema = (
-            REPO / "schemas" / "rig.schema.json",
-            REPO / "schemas" / "workload.schema.json",
-        )
-        add("check-jsonschema, rig", [schema_tool, "--schemafile", str(rig_schema), str(PAIR[0])])
-        add("check-jsonschema, workload", [schema_tool, "--schemafile", str(workload_schema), str(PAIR[1])])
-        with tempfile.TemporaryDirectory(prefix="rigcheck-schemas-") as folder:
+    with tempfile.TemporaryDirectory(prefix="rigcheck-schemas-") as folder:
+        if schema_tool:
+            rig_schema, workload_schema = (
+                REPO / "schemas" / "rig.schema.json",
+                REPO / "schemas" / "workload.schema.json",
+            )
             either = Path(folder) / "either.schema.json"  # one invocation for both files: rig or workload
             for name in ("rig", "workload"):
                 shutil.copy(REPO / "schemas" / f"{name}.schema.json", Path(folder) / f"{name}.schema.json")
@@ -132,30 +156,53 @@ def benchmark(runs: int, quick: bool, only: str | None = None) -> list[Timing]:
                 json.dumps({"anyOf": [{"$ref": "rig.schema.json"}, {"$ref": "workload.schema.json"}]}),
                 encoding="utf-8",
             )
-            add(
-                "check-jsonschema, both files in one invocation",
-                [schema_tool, "--schemafile", str(either), *map(str, PAIR)],
-            )
+            cold += [
+                (
+                    "check-jsonschema, rig",
+                    [schema_tool, "--schemafile", str(rig_schema), str(PAIR[0])],
+                    None,
+                    "",
+                ),
+                (
+                    "check-jsonschema, workload",
+                    [schema_tool, "--schemafile", str(workload_schema), str(PAIR[1])],
+                    None,
+                    "",
+                ),
+                (
+                    "check-jsonschema, both files in one invocation",
+                    [schema_tool, "--schemafile", str(either), *map(str, PAIR)],
+                    None,
+                    "",
+                ),
+            ]
+        together(cold)
 
     with tempfile.TemporaryDirectory(prefix="rigcheck-bench-") as folder:
         root = Path(folder)
         count = 200 if quick else 1000
         files = write_repo(root / "repo", count)
-        print(f"throughput ({2 * count} files)", file=sys.stderr)
-        add(f"PyYAML C loader, {2 * count} files (floor)", [python, "-c", FLOOR, *map(str, files)])
-        add(
-            f"rigcheck lint, {2 * count} files",
-            [*rigcheck, "lint", "--format", "json", "-o", os.devnull],
-            cwd=root / "repo",
-        )
+        print(f"throughput ({2 * count} files, interleaved)", file=sys.stderr)
+        repo = root / "repo"
+        lint = [*rigcheck, "lint", "--format", "json", "-o", os.devnull]
+        throughput: list[Item] = [
+            (
+                f"PyYAML C loader, {2 * count} files (floor)",
+                [python, "-c", FLOOR, *map(str, files)],
+                None,
+                "",
+            ),
+            (f"rigcheck lint, {2 * count} files", lint, repo, ""),
+        ]
         for jobs in sorted({1, 2, os.cpu_count() or 1}):  # issue 20: the runs in worker processes
-            add(
-                f"rigcheck lint --jobs {jobs}, {2 * count} files",
-                [*rigcheck, "lint", "--format", "json", "-o", os.devnull, "--jobs", str(jobs)],
-                cwd=root / "repo",
+            throughput.append(
+                (f"rigcheck lint --jobs {jobs}, {2 * count} files", [*lint, "--jobs", str(jobs)], repo, "")
             )
         if yamllint:
-            add(f"yamllint, {2 * count} files", [yamllint, "-d", "relaxed", str(root / "repo")])
+            throughput.append(
+                (f"yamllint, {2 * count} files", [yamllint, "-d", "relaxed", str(repo)], None, "")
+            )
+        together(throughput)
         print("hostile input (each must end in a one-line error, quickly)", file=sys.stderr)
         for label, path in hostile_files(root).items():
             add(f"rigcheck check, {label}", [*rigcheck, "check", str(path)])
@@ -163,10 +210,16 @@ def benchmark(runs: int, quick: bool, only: str | None = None) -> list[Timing]:
         for nodes in (1, 10, 100, 1000) if quick else (1, 10, 100, 1000, 4096):
             path = root / f"cluster-{nodes}.yaml"
             path.write_text(cluster_text(nodes), encoding="utf-8")
-            add(f"scale: C loader, {nodes} nodes", [python, "-c", FLOOR, str(path)])
-            add(
-                f"scale: rigcheck check, {nodes} nodes ({8 * nodes:,} GPUs)",
-                [*rigcheck, "check", str(path), "-o", os.devnull],
+            together(
+                [
+                    (f"scale: C loader, {nodes} nodes", [python, "-c", FLOOR, str(path)], None, ""),
+                    (
+                        f"scale: rigcheck check, {nodes} nodes ({8 * nodes:,} GPUs)",
+                        [*rigcheck, "check", str(path), "-o", os.devnull],
+                        None,
+                        "",
+                    ),
+                ]
             )
         hostile_repository(add, rigcheck, quick)
     return results
