@@ -33,9 +33,13 @@ FLAGS = (
     "--disable-features=NetworkTimeServiceQuerying,OptimizationHints,MediaRouter,Translate,AutofillServerCommunication,SignInProfileCreation",
     "--allow-browser-signin=false",
 )
-#: What the browser itself asks of Google's hosts at start (time, account, connectivity checks), whatever
-#: the page: left out of what a page fetched. A page's own request to any other host is recorded.
-BROWSER_OWN = re.compile(r"^(GET http://|CONNECT )[a-z0-9.-]*\b(google|gstatic|googleapis)\.com\b")
+#: What the browser itself asks of Google's hosts at start (time, account, connectivity checks; and since
+#: Debian's Chromium 156.0.8078.114, a component-update POST to update.googleapis.com that
+#: ``--disable-component-update`` no longer stops), whatever the page: left out of what a page fetched.
+#: A page's own request to any other host is recorded (the pages rigcheck writes have no script or form).
+BROWSER_OWN = re.compile(
+    r"^(GET http://|POST http://|CONNECT )[a-z0-9.-]*\b(google|gstatic|googleapis)\.com\b"
+)
 
 
 def chromium() -> str | None:
