@@ -32,6 +32,7 @@ except where a format says otherwise (Markdown brackets, SARIF brackets, ``%`` f
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -47,9 +48,17 @@ _UNSAFE = re.compile(
 )
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _LEGACY_COMMAND = re.compile(r"##(vso)?\[")  # the runner's TryParse: IndexOf("##[") anywhere in the line
-_XML_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
-# json.dumps escapes C0 itself; the rest is written as \u escapes too (the same data, no raw byte)
-_JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+@functools.cache  # compiled when first needed: each of these two costs 0.5 ms, and a text report needs neither
+def _xml_unsafe() -> re.Pattern[str]:
+    return re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
+@functools.cache
+def _json_unsafe() -> re.Pattern[str]:
+    """json.dumps escapes C0 itself; the rest is written as \\u escapes too (the same data, no raw byte)."""
+    return re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def _visible(match: re.Match[str]) -> str:
@@ -135,7 +144,7 @@ def escape_sarif(text: str) -> str:
 def escape_xml(text: str) -> str:
     """A JUnit attribute or text: controls and what XML 1.0 cannot carry become U+FFFD (ElementTree
     escapes ``<``, ``&`` and quotes); tab, LF and CR stay."""
-    return _XML_UNSAFE.sub("\ufffd", text)
+    return _xml_unsafe().sub("\ufffd", text)
 
 
 def json_safe(value: Any, *, nonfinite: Callable[[float], Any] = str) -> Any:
@@ -166,7 +175,7 @@ def json_text(text: str) -> str:
     written as ``\\u`` escapes (the same data; JSON escapes C0 itself)."""
     if text.isascii() and "\x7f" not in text:  # the usual case, at the cost of one pass in C
         return text
-    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return _json_unsafe().sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def dump_json(data: Any, *, indent: int | None = 2) -> str:
