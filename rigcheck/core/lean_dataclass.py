@@ -1,8 +1,8 @@
-"""``@dataclass`` as the standard library's, for less start-up: ``__eq__``, ``__hash__`` and ``__repr__``
-are shared functions instead of generated code.
+"""``@dataclass`` as the standard library's, for less start-up: ``__eq__``, ``__hash__``, ``__repr__`` and a
+frozen class's ``__setattr__`` and ``__delattr__`` are shared functions instead of generated code.
 
-The standard decorator writes each method it adds as Python source and compiles it with ``exec``: four
-for a frozen class (``__init__``, ``__repr__``, ``__eq__``, ``__hash__``, and two for freezing). rigcheck
+The standard decorator writes each method it adds as Python source and compiles it with ``exec``: six
+for a frozen class (``__init__``, ``__repr__``, ``__eq__``, ``__hash__``, ``__setattr__``, ``__delattr__``). rigcheck
 defines about 110 dataclasses and a cold ``rigcheck check`` imports some 80 of them, so that compiling took
 about 40 ms, a sixth of the run (issue 20, docs/performance.md). Here the standard decorator still makes
 ``__init__`` (the code that runs for every instance stays generated), and the three comparison and display
