@@ -238,3 +238,39 @@ def test_findings_where_gives_the_matching_findings_and_makes_only_those_into_mo
     assert list(finding_store.findings_where(store, shown)) == [FINDINGS[0], FINDINGS[2], FINDINGS[4]]
     assert list(finding_store.findings_where(FINDINGS, shown, counting=True)) == [FINDINGS[0], FINDINGS[4]]
     assert list(finding_store.findings_where(FINDINGS, (Severity.SKIP,))) == [FINDINGS[3]]
+
+
+class _Opaque:
+    """Evidence pydantic-core cannot write (the writer falls back to ``str``)."""
+
+    def __str__(self) -> str:
+        return "opaque"
+
+
+@pytest.mark.parametrize(
+    "evidence",
+    [
+        {"nan": float("nan"), "inf": float("inf"), "set": {2, 1}, "text": "m \x7f\u2028"},
+        {"obj": _Opaque(), "surrogate": "\ud800"},
+        {"lock": __import__("threading").Lock()},  # does not pickle: its chunk stays in memory
+    ],
+    ids=["pydantic-core", "fallback", "not-pickled"],
+)
+@pytest.mark.parametrize("limit", [1, 3, 100])
+def test_the_json_written_from_a_store_is_the_json_of_its_findings(
+    evidence: dict[str, object], limit: int
+) -> None:
+    """The JSON writer writes a store's findings from their rows' values, not from models made again:
+    the text is the one the findings themselves give, also where pydantic-core cannot write a value."""
+    from rigcheck.core.render import RenderOptions
+    from rigcheck.core.render.json import render_json
+    from rigcheck.core.report import build_report
+
+    findings = [*FINDINGS[:2], _finding(7, evidence=evidence), *FINDINGS[2:]]
+    store = FindingStore(limit)
+    store.extend(findings)
+    report = build_report("lint", findings, Severity.FAIL)
+    from_list = render_json(report, RenderOptions())
+    from_store = render_json(report.model_copy(update={"findings": store}), RenderOptions())
+    assert isinstance(from_list, str) and not isinstance(from_store, str)
+    assert "".join(from_store) == from_list

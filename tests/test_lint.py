@@ -263,15 +263,16 @@ def test_quoted_hash_is_not_a_comment(repo, run_cli) -> None:  # type: ignore[no
 
 
 def test_a_checkers_status_over_all_runs_is_its_worst_fault_else_ran_else_its_first() -> None:
-    from rigcheck.core.engine import CheckerStatus
-    from rigcheck.core.lint import _Totals
+    from rigcheck.core.engine import CheckerStatus, StatusSlots
+    from rigcheck.core.lint import RIG_ONLY, _Totals
 
-    def status(name: str, state: str, reason: str | None, findings: int = 1) -> CheckerStatus:
-        return CheckerStatus(name, "builtin", state, findings, 0.5, reason)
+    def status(name: str, state: str, reason: str | None, findings: int = 1) -> StatusSlots:
+        return CheckerStatus(name, "builtin", state, findings, 0.5, reason).slots()
 
     totals = _Totals()
     runs = [
         [status("a", "skipped", "needs a workload"), status("b", "ran", None), status("c", "ran", None)],
+        [status("d", "skipped", RIG_ONLY, 0)],
         [status("a", "ran", None), status("b", "crashed", "ValueError: x"), status("c", "deselected", "off")],
         [
             status("a", "deselected", "off"),
@@ -279,14 +280,21 @@ def test_a_checkers_status_over_all_runs_is_its_worst_fault_else_ran_else_its_fi
             status("c", "timed-out", "slow"),
         ],
     ]
-    for statuses in runs:
-        totals.add(statuses)
+    ran_and_left = [totals.add(statuses) for statuses in runs]
     seen = {name: (s.status, s.reason, s.findings, s.duration_ms) for name, s in totals.checkers.items()}
     assert seen == {
         "a": ("ran", None, 3, 1.5),
         "b": ("crashed", "ValueError: x", 3, 1.5),
         "c": ("timed-out", "slow", 3, 1.5),
+        "d": ("skipped", RIG_ONLY, 0, 0.5),
     }
+    assert ran_and_left == [
+        (frozenset({"b", "c"}), frozenset()),
+        (frozenset(), frozenset({"d"})),
+        (frozenset({"a"}), frozenset()),
+        (frozenset(), frozenset()),
+    ]
+    assert [run.duration_ms for run in totals.records()] == [1.5, 1.5, 1.5, 0.5]
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])

@@ -218,6 +218,10 @@ def run_checks(
     return _report(ctx, registry, findings, runs, options, load_ms, check_ms)
 
 
+#: A :class:`CheckerStatus` as a tuple: name, plugin, status, findings, duration_ms, reason.
+StatusSlots = tuple[str, str, str, int, float, "str | None"]
+
+
 class CheckerStatus:
     """How one checker ended in one run: :class:`rigcheck.core.report.CheckerRun` without the model
     (``rigcheck lint`` adds up thousands of them; :meth:`record` makes the report's)."""
@@ -233,6 +237,10 @@ class CheckerStatus:
         self.findings = findings
         self.duration_ms = duration_ms
         self.reason = reason
+
+    def slots(self) -> StatusSlots:
+        """The status as a plain tuple, in the order the constructor takes."""
+        return (self.name, self.plugin, self.status, self.findings, self.duration_ms, self.reason)
 
     def record(self) -> CheckerRun:
         return CheckerRun(

@@ -76,6 +76,16 @@ def unpack_one(row: Row) -> Finding:
     return restore(Finding, values, set(row[-1]))
 
 
+def row_values(row: Row) -> dict[str, Any]:
+    """The finding's field values as a dict, its location's as a dict too: what its model serializes to,
+    without making the model (the JSON writer writes a lint's findings from these)."""
+    values = dict(zip(_FIELDS, row, strict=False))
+    where = values["location"]
+    if where is not None:
+        values["location"] = dict(zip(_LOCATION_FIELDS, where[0], strict=True))
+    return values
+
+
 def pack(findings: Iterable[Finding]) -> list[Row]:
     return [pack_one(finding) for finding in findings]
 

@@ -31,7 +31,7 @@ from rigcheck.core.documents import (
     load_spec,
     spec_from_yaml,
 )
-from rigcheck.core.engine import CheckerStatus, RunOptions, check_all, run_checks
+from rigcheck.core.engine import CheckerStatus, RunOptions, StatusSlots, check_all, run_checks
 from rigcheck.core.errors import Problem, SpecError
 from rigcheck.core.finding_store import (
     FindingChain,
@@ -341,6 +341,7 @@ def _check_runs(
     records = RunRecords()
     # id(rig) -> its alone run's tallies by checker, kept only for the rigs that have pairs
     alone: dict[int, dict[str, Tally]] = {}
+    rig_only: dict[tuple[int, int], Tally] = {}  # (id(rig), id(checkers left to it)) -> their tally
     paired = {id(run.rig) for run in runs if run.workload is not None}
     last_run: dict[str, int] = {}  # spec path -> the index of the last run that reads it
     for index, run in enumerate(runs):
@@ -364,18 +365,26 @@ def _check_runs(
                     finisher.keep(finisher.take(finding), problems)
                 continue
             run.ran, run.left = totals.add(statuses)
-            by_checker: dict[str, Tally] = {}
+            own = Tally()
+            # a rig's own run, by checker: its pairs count the rig-only checkers' findings too
+            by_checker: dict[str, Tally] | None = (
+                {} if run.workload is None and id(run.rig) in paired and id(run.rig) not in alone else None
+            )
             for prepared in rows:
                 row = finisher.finish(prepared)
-                checker = row_checker(row)
-                tally = by_checker.get(checker)
-                if tally is None:
-                    tally = by_checker[checker] = Tally()
-                tally.add_row(row)
+                own.add_row(row)
+                if by_checker is not None:
+                    checker = row_checker(row)
+                    tally = by_checker.get(checker)
+                    if tally is None:
+                        tally = by_checker[checker] = Tally()
+                    tally.add_row(row)
                 finisher.keep(row, checked)
-            if run.workload is None and id(run.rig) in paired:
-                alone.setdefault(id(run.rig), by_checker)
-            _record(run, by_checker, alone, records)
+            if by_checker is not None:
+                alone[id(run.rig)] = by_checker
+            if run.workload is not None and id(run.rig) in alone:
+                own.merge(_left_to_rig(alone[id(run.rig)], run.left, id(run.rig), rig_only))
+            _record(run, own, records)
         if runs:
             _forget_done(runs, len(runs) - 1, last_run, finisher)
     finally:
@@ -398,18 +407,24 @@ def _forget_done(runs: list[_Run], index: int, last_run: dict[str, int], finishe
     )
 
 
-def _record(
-    run: _Run, by_checker: dict[str, Tally], alone: dict[int, dict[str, Tally]], records: RunRecords
-) -> None:
-    """The run's verdict and counts. A pair's include its rig's findings from the checkers it left to
-    the rig's own run (rig-only checkers), so a pair is never reported better than its rig."""
-    own = Tally()
-    for tally in by_checker.values():
-        own.merge(tally)
-    if run.workload is not None and id(run.rig) in alone:
-        for checker, tally in alone[id(run.rig)].items():
-            if checker in run.left:
-                own.merge(tally)
+def _left_to_rig(
+    by_checker: dict[str, Tally], left: frozenset[str], rig: int, cache: dict[tuple[int, int], Tally]
+) -> Tally:
+    """The findings of the rig's own run from the checkers a pair left to it (rig-only checkers), added
+    up once per rig and set of checkers (the sets are shared: :meth:`_Totals.add`)."""
+    key = (rig, id(left))
+    tally = cache.get(key)
+    if tally is None:
+        tally = cache[key] = Tally()
+        for checker, counted in by_checker.items():
+            if checker in left:
+                tally.merge(counted)
+    return tally
+
+
+def _record(run: _Run, own: Tally, records: RunRecords) -> None:
+    """The run's verdict and counts (a pair's include its rig's findings from the checkers it left to
+    the rig's own run, so a pair is never reported better than its rig)."""
     counts = own.counts
     records.add(
         run.subject,
@@ -426,9 +441,9 @@ def _record(
     )
 
 
-#: One run checked: its findings (prepared, as rows) and checker statuses, or the problems of a spec
-#: it found broken.
-_Outcome = tuple[list[Row], list[CheckerStatus], list[Problem] | None]
+#: One run checked: its findings (prepared, as rows) and checker statuses (as tuples: a lint adds up
+#: one per checker per run), or the problems of a spec it found broken.
+_Outcome = tuple[list[Row], list[StatusSlots], list[Problem] | None]
 
 
 def _check_one(
@@ -459,7 +474,7 @@ def _check_one(
         prepared = finisher.prepare(finding, selected=True)
         if prepared is not None:
             rows.append(pack_one(prepared, run=index))
-    return rows, statuses, None
+    return rows, [status.slots() for status in statuses], None
 
 
 def _outcomes(
@@ -500,34 +515,35 @@ class _Totals:
         self.checkers: dict[str, CheckerStatus] = {}
         self._sets: dict[frozenset[str], frozenset[str]] = {}
 
-    def add(self, statuses: Sequence[CheckerStatus]) -> tuple[frozenset[str], frozenset[str]]:
-        """Add one run's statuses; the names of its checkers that ran, and of those it left to the rig."""
+    def add(self, statuses: Sequence[StatusSlots]) -> tuple[frozenset[str], frozenset[str]]:
+        """Add one run's statuses (as :meth:`CheckerStatus.slots`); the names of its checkers that ran,
+        and of those it left to the rig."""
         checkers = self.checkers
-        for checker in statuses:
-            known = checkers.get(checker.name)
+        for slots in statuses:
+            name, _, state, findings, duration_ms, reason = slots
+            known = checkers.get(name)
             if known is None:
-                checkers[checker.name] = CheckerStatus(
-                    checker.name,
-                    checker.plugin,
-                    checker.status,
-                    checker.findings,
-                    checker.duration_ms,
-                    checker.reason,
-                )
+                checkers[name] = CheckerStatus(*slots)
                 continue
-            if checker.status != known.status:  # a fault outranks "ran", which outranks the rest
-                if known.status in _FAULTS or checker.status in _FAULTS:
-                    status = known.status if known.status in _FAULTS else checker.status
+            if state != known.status:  # a fault outranks "ran", which outranks the rest
+                if known.status in _FAULTS or state in _FAULTS:
+                    status = known.status if known.status in _FAULTS else state
                 else:
-                    status = "ran" if "ran" in (known.status, checker.status) else known.status
+                    status = "ran" if "ran" in (known.status, state) else known.status
                 if status != known.status:
-                    known.reason = checker.reason
+                    known.reason = reason
                     known.status = status
-            known.findings += checker.findings
-            known.duration_ms = round(known.duration_ms + checker.duration_ms, 3)
-        ran = frozenset(checker.name for checker in statuses if checker.status == "ran")
-        left = frozenset(checker.name for checker in statuses if checker.reason == RIG_ONLY)
+            known.findings += findings
+            known.duration_ms += duration_ms
+        ran = frozenset(slots[0] for slots in statuses if slots[2] == "ran")
+        left = frozenset(slots[0] for slots in statuses if slots[5] == RIG_ONLY)
         return self._sets.setdefault(ran, ran), self._sets.setdefault(left, left)
+
+    def records(self) -> list[CheckerRun]:
+        """The report's ``checkers[]``: each checker's status, its findings and its time over all runs."""
+        for checker in self.checkers.values():
+            checker.duration_ms = round(checker.duration_ms, 3)
+        return [checker.record() for checker in self.checkers.values()]
 
 
 class _Loader:
@@ -705,7 +721,7 @@ def _report(
         findings,
         fail_on,
         documents=documents,
-        checkers=[checker.record() for checker in totals.checkers.values()],
+        checkers=totals.records(),
         runs=records,
         plugins=pipeline.registry.plugins,
         load_ms=load_ms,

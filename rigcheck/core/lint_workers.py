@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Generator, Iterable
 from typing import Any
 
-from rigcheck.core.engine import CheckerStatus
+from rigcheck.core.engine import StatusSlots
 
 #: Fewer runs than this many per job are checked in-process: forking and sending findings back costs
 #: more than it saves.
@@ -26,15 +26,16 @@ RUNS_PER_JOB = 2
 SLICE_RUNS = 64
 SLICES_AHEAD = 2
 
-#: One run checked: its rows, its checker statuses, and the problems of a spec it found broken (or None).
-Outcome = tuple[list[Any], list[CheckerStatus], Any]
+#: One run checked: its rows, its checker statuses (as tuples), and the problems of a spec it found
+#: broken (or None).
+Outcome = tuple[list[Any], list[StatusSlots], Any]
 
 #: What forked workers inherit: how to check run N, and how to read the state they send back (set only
 #: while they run).
 _INHERITED: tuple[Callable[[int], Outcome], Callable[[], Any]] | None = None
 
-#: A slice's outcomes as plain tuples, and the worker's state.
-_Packed = tuple[list[tuple[list[Any], list[tuple[Any, ...]], Any]], Any]
+#: A slice's outcomes (plain tuples), and the worker's state.
+_Packed = tuple[list[Outcome], Any]
 
 
 def worker_count(jobs: int, runs: int, *, isolate_plugins: bool = False) -> int:
@@ -59,26 +60,16 @@ def worker_count(jobs: int, runs: int, *, isolate_plugins: bool = False) -> int:
 
 
 def _check_slice(start: int, stop: int) -> _Packed:
-    """In a worker: check runs start..stop-1 with the inherited check, packed to be sent back."""
+    """In a worker: the outcomes of runs start..stop-1 (the inherited check), and the worker's state."""
     assert _INHERITED is not None
     check, state = _INHERITED
-    packed = [
-        (
-            rows,
-            [(s.name, s.plugin, s.status, s.findings, s.duration_ms, s.reason) for s in statuses],
-            problems,
-        )
-        for rows, statuses, problems in (check(index) for index in range(start, stop))
-    ]
-    return packed, state()
+    return [check(index) for index in range(start, stop)], state()
 
 
 def _unpack(packed: _Packed, add_state: Callable[[Any], None]) -> list[Outcome]:
     outcomes, state = packed
     add_state(state)
-    return [
-        (rows, [CheckerStatus(*slots) for slots in states], problems) for rows, states, problems in outcomes
-    ]
+    return outcomes
 
 
 def outcomes(
