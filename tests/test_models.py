@@ -130,3 +130,44 @@ def test_precision_aliases(written: str, canonical: str) -> None:
 def test_activation_checkpointing(written: str, canonical: str) -> None:
     model = parse_spec(MINIMAL_WORKLOAD + f"activation_checkpointing: {written}\n").model
     assert model.activation_checkpointing == canonical
+
+
+def _model_classes() -> list[type]:
+    """Every pydantic model rigcheck defines (spec, config, catalog, report, finding and evidence)."""
+    import importlib
+
+    from pydantic import BaseModel
+
+    for name in (
+        "rigcheck.core.models.rig",
+        "rigcheck.core.models.workload",
+        "rigcheck.core.config",
+        "rigcheck.core.catalog",
+        "rigcheck.core.report",
+        "rigcheck.core.findings",
+        "rigcheck.evidence.model",
+    ):
+        importlib.import_module(name)
+    seen: list[type] = []
+    stack = [BaseModel]
+    while stack:
+        for sub in stack.pop().__subclasses__():
+            if sub.__module__.startswith("rigcheck.") and sub not in seen:
+                seen.append(sub)
+            stack.append(sub)
+    return seen
+
+
+def test_no_model_field_has_a_default_factory_whose_signature_pydantic_must_parse() -> None:
+    """Issue 20: pydantic reads each default factory's signature while it builds a model; for a builtin
+    with a text signature (``list``, ``tuple``) that means the tokenizer (1.5 ms of a cold check, then
+    0.1 ms per field). ``rigcheck.core.defaults`` has the Python functions to use instead."""
+    classes = _model_classes()
+    assert len(classes) > 60
+    parsed = [
+        f"{cls.__module__}.{cls.__qualname__}.{name}"
+        for cls in classes
+        for name, info in cls.model_fields.items()
+        if getattr(info.default_factory, "__text_signature__", None) is not None
+    ]
+    assert parsed == []

@@ -156,6 +156,8 @@ class ConfigFile(_ConfigModel):
 
 @dataclass(frozen=True)
 class Setting:
+    """One effective setting: its value and where it came from."""
+
     value: Any
     origin: str  # "default", a config file path, or "command line"
 

@@ -31,6 +31,8 @@ HEAD_BYTES = 64 * 1024  # where a spec's apiVersion is, whatever the file's size
 
 @dataclass(frozen=True)
 class SpecFile:
+    """A file found to check: its path, the kind its folder or name says, and why it cannot be read."""
+
     path: str  # as displayed: relative to the working directory when under it
     kind: str | None  # "Rig", "Workload", or None: the loader decides from the document
     problem: str | None = None  # why the file cannot be read (it is reported, not skipped)

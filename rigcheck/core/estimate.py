@@ -226,6 +226,8 @@ def run_tokens_with_origin(workload: Any, seq_len: int) -> tuple[float | None, s
 
 @dataclass(frozen=True)
 class WorkloadEstimate:
+    """A workload's architecture, memory inputs and estimate, and its speed when a rig is known."""
+
     arch: Architecture
     inputs: MemoryInputs
     memory: MemoryEstimate

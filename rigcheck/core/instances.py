@@ -11,6 +11,8 @@ from rigcheck.core.lean_dataclass import dataclass
 
 @dataclass(frozen=True)
 class InstanceSize:
+    """A cloud instance type's shape: GPUs, vCPUs and memory, with its source."""
+
     name: str
     gpus: int
     vcpus: int

@@ -158,6 +158,8 @@ RIG_ONLY = "rig-only: reported with the rig"
 
 @dataclass
 class _Run:
+    """One check of a lint: a rig alone, or a rig and a workload."""
+
     rig: SpecDocument | SpecSummary
     workload: SpecDocument | SpecSummary | None
     #: The checkers that ran, and those left to the rig's own run (shared between runs that agree).

@@ -37,12 +37,16 @@ class PluginInfo:
 
 @dataclass(frozen=True)
 class CheckerEntry:
+    """A registered checker and the plugin that registered it."""
+
     checker: Checker
     plugin: PluginInfo
 
 
 @dataclass(frozen=True)
 class RuleEntry:
+    """A rule code's rule, the checker that reports it and the plugin that registered it."""
+
     rule: Rule
     checker: str
     plugin: PluginInfo
@@ -50,6 +54,8 @@ class RuleEntry:
 
 @dataclass(frozen=True)
 class FormatEntry:
+    """An output format: its renderer (a callable, or ``module:function`` loaded when first used) and plugin."""
+
     name: str
     renderer: Any  # a callable, or "module:function"
     plugin: PluginInfo
@@ -91,6 +97,9 @@ class PluginFault:
 
 @dataclass
 class Registry:
+    """Everything the loaded plugins registered: checkers, rules, formats, evidence parsers, catalog
+    entries and config schemas, with the faults of the plugins that failed to load."""
+
     plugins: list[PluginInfo] = field(default_factory=list)
     checkers: list[CheckerEntry] = field(default_factory=list)
     rules: dict[str, RuleEntry] = field(default_factory=dict)

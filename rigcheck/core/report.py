@@ -9,6 +9,7 @@ from typing import Any, Final, Literal, overload
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rigcheck.core.defaults import empty_list
 from rigcheck.core.finding_store import Tally
 from rigcheck.core.findings import Finding, Severity, restore, worst
 
@@ -136,7 +137,8 @@ class Report(_ReportModel):
     summary: Summary
     findings: list[Finding]
     runs: list[RunRecord] = Field(
-        default_factory=list, description="rigcheck lint: each rig and rig + workload pair that was checked."
+        default_factory=empty_list,
+        description="rigcheck lint: each rig and rig + workload pair that was checked.",
     )
     checkers: list[CheckerRun]
     inputs: list[InputFile]

@@ -15,6 +15,8 @@ from rigcheck.core.lean_dataclass import dataclass
 
 @dataclass(frozen=True)
 class RigEstimate:
+    """A workload's estimate on one GPU of a rig, with the rig's topology."""
+
     estimate: WorkloadEstimate
     topology: Topology
     gpu_notes: tuple[str, ...]  # what the rig changed in the GPU's speed facts

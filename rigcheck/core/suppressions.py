@@ -129,6 +129,8 @@ def _next_content_line(lines: Sequence[str], number: int) -> int | None:
 
 @dataclass
 class SuppressionResult:
+    """Findings with their suppressions attached, and the suppression rules' own findings."""
+
     findings: list[Finding]
     extra: list[Finding]  # SUP001-SUP003 findings
 

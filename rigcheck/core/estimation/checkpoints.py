@@ -10,6 +10,8 @@ from rigcheck.core.lean_dataclass import dataclass
 
 @dataclass(frozen=True)
 class CheckpointPlan:
+    """How a checkpoint is written: its size, the devices and writers, and how long it takes."""
+
     node: NodeView
     rates: DeviceRates
     bytes: float

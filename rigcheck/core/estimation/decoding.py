@@ -59,6 +59,8 @@ def memory_class(gpu: GpuSpec) -> str:
 
 @dataclass(frozen=True)
 class Band:
+    """A published efficiency range: its default, low and high, and what it is based on."""
+
     default: float
     low: float
     high: float
@@ -105,6 +107,8 @@ def expert_share_read(inputs: MemoryInputs, sequences: int) -> float:
 
 @dataclass(frozen=True)
 class Serving:
+    """One decode step of a serving job: the bytes it reads, the bandwidth, and its memory and compute time."""
+
     concurrency: int
     weight_bytes: float  # read per step per GPU (this stage's)
     kv_bytes_per_sequence: float  # read per step

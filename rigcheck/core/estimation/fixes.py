@@ -52,6 +52,8 @@ Fits = Callable[[MemoryEstimate], bool]
 
 @dataclass(frozen=True)
 class _Candidate:
+    """A change to try on the workload, and how costly it is to make."""
+
     name: str
     changes: dict[str, Any]
     description: str

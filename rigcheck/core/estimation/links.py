@@ -20,6 +20,8 @@ from rigcheck.core.lean_dataclass import dataclass
 
 @dataclass(frozen=True)
 class Link:
+    """The GPU-to-GPU link of a node: its kind, per-GPU bandwidth and the all-reduce bus bandwidth."""
+
     kind: str  # nvswitch | nvlink | nvlink-bridge | pcie | none
     unidirectional_gbps: float  # GB/s per direction per GPU on the link
     busbw_gbps: float  # expected all-reduce bus bandwidth, GB/s

@@ -24,6 +24,8 @@ from rigcheck.core.lean_dataclass import dataclass, field
 
 @dataclass(frozen=True)
 class GpuPower:
+    """The GPUs of one kind in a node and the watts each draws, with where that figure came from."""
+
     label: str
     count: int
     watts: float  # per card
@@ -33,6 +35,8 @@ class GpuPower:
 
 @dataclass(frozen=True)
 class PsuGroup:
+    """One ``psu:`` entry of a node: its units, their rating and efficiency, and the spares."""
+
     index: int
     pointer: str
     watts: float
@@ -72,6 +76,8 @@ class UnitLoad:
 
 @dataclass(frozen=True)
 class NodePower:
+    """A node's power budget: the GPUs', CPUs' and platform's draw, and its power supplies."""
+
     gpus: tuple[GpuPower, ...]
     gpu_w: float
     cpu_w: float | None

@@ -15,6 +15,8 @@ from rigcheck.core.lean_dataclass import dataclass, field
 
 @dataclass(frozen=True)
 class Runtime:
+    """A CUDA runtime the software stack brings, and where the spec says so."""
+
     cuda: CudaVersion
     origin: str  # "torch 2.5.1+cu121", "cuda_runtime", "cuda_toolkit (nvcc)"
     pointer: str
@@ -22,6 +24,8 @@ class Runtime:
 
 @dataclass(frozen=True)
 class SoftwareStack:
+    """A node's software: OS, driver, PyTorch build, CUDA toolkit and runtimes, with their pointers."""
+
     os: str | None
     driver: Version | None
     driver_text: str | None

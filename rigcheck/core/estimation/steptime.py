@@ -74,6 +74,8 @@ class Flops:
 
 @dataclass(frozen=True)
 class StepTime:
+    """A training step's time: compute at the achievable FLOP rate, pipeline bubble and communication."""
+
     flops: Flops
     tokens_per_step: float  # the whole job's, per optimizer step
     gpus: int

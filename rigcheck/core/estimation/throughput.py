@@ -41,6 +41,8 @@ class Range:
 
 @dataclass(frozen=True)
 class TrainingSpeed:
+    """A training job's expected tokens per second and step time, with the FLOPs and peak they come from."""
+
     flops_per_token: float  # model FLOPs (6 P + attention), what MFU is measured on
     executed_flops_per_token: float  # with the recomputed forward
     peak_tflops: float
@@ -103,6 +105,8 @@ class TrainingSpeed:
 
 @dataclass(frozen=True)
 class DecodeSpeed:
+    """An inference job's expected decode speed, per sequence and in all, and what bounds it."""
+
     bytes_per_step: float
     bandwidth_gbps: float
     tokens_per_second_per_seq: Range

@@ -27,6 +27,8 @@ RDMA_KINDS = ("infiniband", "roce", "efa", "omni-path")
 
 @dataclass(frozen=True)
 class Path:
+    """What a collective reaches over one path: bus bandwidth and the small-message latency floor."""
+
     busbw_gbps: float  # GB/s an all-reduce reaches (nccl-tests busbw)
     latency_us: float  # a small collective's floor
     description: str
@@ -35,6 +37,8 @@ class Path:
 
 @dataclass(frozen=True)
 class Topology:
+    """A job's GPUs as nodes of GPUs: the path inside a node and the network between nodes."""
+
     gpus_per_node: int
     nodes: int  # nodes of the group the job runs on
     intra: Path

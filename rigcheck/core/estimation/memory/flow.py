@@ -22,6 +22,8 @@ from rigcheck.core.lean_dataclass import dataclass
 
 @dataclass(frozen=True)
 class Flow:
+    """The bytes per element of the tensors a step keeps and computes in, by precision."""
+
     residual: int
     compute: int
     autocast: bool
