@@ -150,14 +150,15 @@ def jobs_count(text: str) -> int:
 
 
 def add_jobs_option(parser: argparse.ArgumentParser) -> None:
-    """``--jobs N`` of ``lint``: worker processes for its runs (default: the number of CPUs)."""
+    """``--jobs N`` of ``lint``: worker processes for its runs (default: the CPUs this process may use)."""
     parser.add_argument(
         "--jobs",
         type=jobs_count,
         default=None,
         metavar="N",
-        help="check the runs in N worker processes where that pays (default: the number of CPUs; 1: all "
-        "in this process; fewer than 2 runs per job, --isolate-plugins, or no fork: in this process)",
+        help="check the runs in up to N worker processes where that pays (default: the CPUs this process "
+        "may use; 1: all in this process). Never more workers than those CPUs, nor than one per 128 runs; "
+        "with --isolate-plugins, or where the process cannot fork, all in this process",
     )
 
 

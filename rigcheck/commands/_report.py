@@ -83,8 +83,12 @@ class ReportRequest:
 
 
 def _jobs(given: int | None) -> int:
-    """``--jobs`` as given, else the number of CPUs."""
-    return given if given is not None else os.cpu_count() or 1
+    """``--jobs`` as given, else the number of CPUs this process may use."""
+    if given is not None:
+        return given
+    from rigcheck.core.cpus import usable_cpus
+
+    return usable_cpus()
 
 
 def run_report(args: argparse.Namespace, paths: list[str], build: Callable[[Pipeline], Report]) -> int:

@@ -17,9 +17,11 @@ from typing import Any
 
 from rigcheck.core.engine import StatusSlots
 
-#: Fewer runs than this many per job are checked in-process: forking and sending findings back costs
-#: more than it saves.
-RUNS_PER_JOB = 2
+#: Workers are started only for at least this many runs each: starting two (importing multiprocessing,
+#: forking, taking the findings back) costs about 85 ms, which on this project's 2-CPU machine a lint
+#: wins back from about 250 runs (docs/performance.md: 100 runs took 6% longer with two workers, 400 runs
+#: 9% less).
+RUNS_PER_WORKER = 128
 
 #: The most runs sent to a worker at once, and the most slices out at once per worker: what waits
 #: in this process for its turn stays bounded, whatever the number of files.
@@ -42,13 +44,19 @@ def worker_count(jobs: int, runs: int, *, isolate_plugins: bool = False) -> int:
     """How many worker processes ``rigcheck lint --jobs JOBS`` uses for ``runs`` runs; 0: none, every
     run is checked in this process (the ``--jobs 1`` path).
 
-    Workers are forked (they inherit the loaded plugins, catalog and settings, nothing is imported
-    again), so there are none where ``fork`` is not a start method (Windows) or not a safe one (macOS,
-    where ``spawn`` is the default and would import everything again), none from a process that runs
-    other threads (forking one can deadlock; rigcheck's idle plugin watchdog is fine), none with
-    ``--isolate-plugins`` (which forks per checker already), and none for fewer than
-    :data:`RUNS_PER_JOB` runs per job."""
-    if jobs <= 1 or isolate_plugins or runs < RUNS_PER_JOB * jobs:
+    At most ``jobs``, at most the CPUs this process may use (:func:`rigcheck.core.cpus.usable_cpus`: more
+    workers than CPUs only wait for each other), and one per :data:`RUNS_PER_WORKER` runs; none where that
+    leaves fewer than two. Workers are forked, so they inherit the loaded plugins, catalog and settings
+    (nothing is imported again); so there are none where ``fork`` is not a start method (Windows) or not
+    a safe one (macOS, where ``spawn`` is the default and would import everything again), none from a
+    process that runs other threads (forking one can deadlock; rigcheck's idle plugin watchdog is fine),
+    and none with ``--isolate-plugins`` (which forks per checker already)."""
+    if jobs <= 1 or isolate_plugins or runs < 2 * RUNS_PER_WORKER:
+        return 0
+    from rigcheck.core.cpus import usable_cpus
+
+    workers = min(jobs, usable_cpus(), runs // RUNS_PER_WORKER)
+    if workers <= 1:
         return 0
     import multiprocessing  # here: ``rigcheck check`` and small lints never need it
 
@@ -56,7 +64,7 @@ def worker_count(jobs: int, runs: int, *, isolate_plugins: bool = False) -> int:
         return 0
     from rigcheck.core.sandbox import safe_to_fork
 
-    return jobs if safe_to_fork() else 0
+    return workers if safe_to_fork() else 0
 
 
 def _check_slice(start: int, stop: int) -> _Packed:
