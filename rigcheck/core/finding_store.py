@@ -65,17 +65,6 @@ def pack_one(finding: Finding, run: int | None = None) -> Row:
     return tuple(row)
 
 
-def unpack_one(row: Row) -> Finding:
-    """The finding :func:`pack_one` took apart, as it was (no validation: the values are its own)."""
-    values = dict(zip(_FIELDS, row, strict=False))
-    where = values["location"]
-    if where is not None:
-        values["location"] = restore(
-            Location, dict(zip(_LOCATION_FIELDS, where[0], strict=True)), set(where[1])
-        )
-    return restore(Finding, values, set(row[-1]))
-
-
 def row_values(row: Row) -> dict[str, Any]:
     """The finding's field values as a dict, its location's as a dict too: what its model serializes to,
     without making the model (the JSON writer writes a lint's findings from these)."""
@@ -84,6 +73,14 @@ def row_values(row: Row) -> dict[str, Any]:
     if where is not None:
         values["location"] = dict(zip(_LOCATION_FIELDS, where[0], strict=True))
     return values
+
+
+def unpack_one(row: Row) -> Finding:
+    """The finding :func:`pack_one` took apart, as it was (no validation: the values are its own)."""
+    values = row_values(row)
+    if values["location"] is not None:
+        values["location"] = restore(Location, values["location"], set(row[_LOCATION][1]))
+    return restore(Finding, values, set(row[-1]))
 
 
 def pack(findings: Iterable[Finding]) -> list[Row]:

@@ -14,12 +14,13 @@ both are written a chunk at a time into the same text, so the writer's memory do
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import partial
 from typing import Any
 
 from pydantic import TypeAdapter
 from pydantic_core import PydanticSerializationError
 
-from rigcheck.core.finding_store import Row, row_values, unpack
+from rigcheck.core.finding_store import row_values, unpack
 from rigcheck.core.findings import Finding
 from rigcheck.core.render import RenderOptions
 from rigcheck.core.render.escape import dump_json, json_safe, json_text
@@ -82,14 +83,10 @@ _Chunk = tuple[list[Any], TypeAdapter[Any], Callable[[], list[Any]] | None]
 def _finding_chunks(findings: Sequence[Finding]) -> Iterator[_Chunk]:
     if hasattr(findings, "row_chunks"):  # a FindingStore or FindingChain
         for rows in findings.row_chunks():
-            yield [row_values(row) for row in rows], _FINDING_VALUES, _models(rows)
+            yield [row_values(row) for row in rows], _FINDING_VALUES, partial(unpack, rows)
     else:
         for chunk in _chunks(findings):
             yield chunk, _FINDINGS, None
-
-
-def _models(rows: list[Row]) -> Callable[[], list[Any]]:
-    return lambda: unpack(rows)
 
 
 def _chunks(items: Sequence[Any]) -> Iterator[list[Any]]:
