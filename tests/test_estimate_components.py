@@ -6,7 +6,7 @@ models' config.json) and the constants the code's docstrings cite; none is compu
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import Any
 
 import pytest
@@ -86,6 +86,29 @@ def test_parameter_counts_by_hand() -> None:
     assert preset("llama-3-8b").params == L3_8B_PARAMS == 8_030_261_248
     assert preset("llama-2-7b").params == L2_7B_PARAMS == 6_738_415_616
     assert preset("llama-3-70b").params == L3_70B_PARAMS == 70_553_706_496
+
+
+def test_counts_worked_out_once_follow_the_fields() -> None:
+    """The derived counts are kept per instance; a changed copy, a pickled copy and equality see the
+    fields, not what was kept."""
+    import pickle
+
+    arch = preset("llama-2-7b")
+    assert arch.params == L2_7B_PARAMS and arch.lora_params_per_layer(8, ("q", "v")) == 8 * 2 * (4096 + 4096)
+    deeper = replace(arch, layers=40)
+    assert deeper.params == L2_7B_PARAMS + 8 * (4 * 4096 * 4096 + 3 * 4096 * 11008 + 2 * 4096)
+    assert deeper != arch and preset("llama-2-7b") == arch and hash(preset("llama-2-7b")) == hash(arch)
+    with pytest.raises(TypeError):
+        arch.linear_shapes()["q"] = (1, 1)  # type: ignore[index]  # shared by every caller: read-only
+    copy = pickle.loads(pickle.dumps(arch))
+    assert (
+        set(copy.__dict__) == {item.name for item in fields(arch)}
+        and copy == arch
+        and hash(copy) == hash(arch)
+    )
+    assert copy.params == L2_7B_PARAMS and arch.lora_roles(["q_proj", "v_proj"]) == ("q", "v")
+    with pytest.raises(ValueError, match="not a linear module"):
+        arch.lora_roles(["nonsense"])
 
 
 # -- Korthikanti et al. (framework: megatron) ----------------------------------------------------------------
@@ -611,6 +634,88 @@ def test_largest_micro_batch_and_find_fixes() -> None:
     assert halving[0].changes == {"micro_batch": 2, "grad_accum": 2}
     assert halving[0].changes["micro_batch"] * halving[0].changes["grad_accum"] == 4 * 1  # same global batch
     assert any(fix.changes == {"activation_checkpointing": "full"} for fix in fixes)
+
+
+FLOOR_GRID = [
+    dict(task=task, micro_batch=micro, seq_len=seq, activation_checkpointing=ckpt, **extra)
+    for task, extra in (
+        ("full_finetune", {}),
+        ("full_finetune", {"dp": 4, "fsdp": "full_shard"}),
+        ("full_finetune", {"dp": 4, "zero": 3, "offload": "cpu"}),
+        ("pretrain", {"grad_accum": 4, "precision": "bf16-true"}),
+        ("lora", {"lora_rank": 16, "lora_targets": ("all-linear",)}),
+        ("qlora", {"lora_rank": 16, "lora_targets": ("all-linear",)}),
+    )
+    for micro, seq in ((1, 512), (8, 4096))
+    for ckpt in ("none", "full", "selective")
+]
+
+
+@pytest.mark.parametrize("model", ["llama-2-7b", "qwen-1.8b", "gpt2-124m", "mixtral-8x7b"])
+def test_the_floor_of_a_training_step_lies_under_its_peak(model: str) -> None:
+    """Training.floor (the states every moment holds and the saved activations, which the forward pass at
+    the loss holds together) never exceeds the peak the estimate finds; estimate_memory_below gives None
+    exactly where the floor reaches the ceiling, and otherwise the estimate itself."""
+    from rigcheck.core.estimation.memory import estimate_memory_below
+
+    arch = preset(model)
+    for settings in FLOOR_GRID:
+        inputs = MemoryInputs(arch, **settings)  # type: ignore[arg-type]
+        training = Training(inputs, FACTS)
+        training.model_states()
+        floor = training.floor(training.saved_activations())
+        estimate = estimate_memory(inputs)
+        held = sum(
+            c.bytes
+            for c in estimate.components
+            if c.kind == "state" and c.category != "gradients" and not c.pageable
+        )
+        assert held > 0 and floor > held  # the states, and the activations saved for backward
+        assert floor <= estimate.phases["forward"] * (1 + 1e-12), settings  # the forward pass at the loss
+        assert estimate.phases["forward"] <= estimate.allocated < estimate.device
+        assert (
+            estimate_memory_below(replace(inputs, seq_len=inputs.seq_len + 1), floor) is None
+        )  # not made yet
+        assert estimate_memory_below(inputs, floor) is estimate  # made already: whatever its size
+        assert estimate_memory_below(inputs, floor * 1.001) is estimate
+
+
+def test_a_search_with_a_ceiling_finds_the_same_fixes() -> None:
+    """MEM001 passes its usable memory as the search's ceiling: the fixes (and the GPUs needed) are the
+    same, with fewer estimates made in full."""
+    from rigcheck.core.estimation import memory as memory_module
+    from rigcheck.core.estimation.fixes import gpus_needed
+
+    usable = 22 * GIB
+    real = memory_module._estimate
+    made = [0]
+
+    def counted(*args: Any) -> Any:
+        result = real(*args)
+        made[0] += result is not None
+        return result
+
+    def fits(estimate: MemoryEstimate) -> bool:
+        return fit_verdict(estimate, usable, FACTS).severity == "pass"
+
+    limits = Limits(gpus=2, gpus_per_node=2, host_gib_per_node=128)
+    for settings in FLOOR_GRID:
+        inputs = MemoryInputs(preset("llama-2-7b"), **settings)  # type: ignore[arg-type]
+        found, counts = [], []
+        for ceiling in (None, usable):
+            memory_module._MADE.clear()
+            made[0] = 0
+            memory_module._estimate = counted  # type: ignore[assignment]
+            try:
+                fixes = find_fixes(inputs, fits, limits, facts=FACTS, ceiling=ceiling)
+                needed = gpus_needed(inputs, fits, ceiling=ceiling)
+            finally:
+                memory_module._estimate = real  # type: ignore[assignment]
+            found.append(([(fix.changes, fix.description, fix.estimate) for fix in fixes], needed))
+            counts.append(made[0])
+        assert found[0] == found[1], settings
+        if settings["micro_batch"] == 8 and settings["activation_checkpointing"] == "none":
+            assert counts[1] < counts[0], settings  # fewer estimates made in full
 
 
 def test_fit_verdict_range() -> None:

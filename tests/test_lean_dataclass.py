@@ -224,3 +224,67 @@ def test_frozen_instances_refuse_changes_as_the_standard_ones_do(monkeypatch, he
     assert loose.note == "x"
     with pytest.raises(dataclasses.FrozenInstanceError):
         loose.value = 2
+
+
+class _Checked:
+    """A data descriptor: what a field assigned through it must still go through."""
+
+    def __set_name__(self, owner: Any, name: str) -> None:
+        self.name = f"_{name}"
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        return 0 if instance is None else instance.__dict__.get(self.name, 0)
+
+    def __set__(self, instance: Any, value: Any) -> None:
+        instance.__dict__[self.name] = abs(value)
+
+
+@pytest.mark.parametrize("helper_known", [True, False])
+def test_a_frozen_init_stores_what_the_standard_one_stores(monkeypatch, helper_known: bool) -> None:  # type: ignore[no-untyped-def]
+    """A frozen class's ``__init__`` writes its fields straight into the instance's ``__dict__``: the same
+    instance as the standard one makes (defaults, factories, ``__post_init__``, a field named ``self``,
+    inherited fields); a field behind a data descriptor, and a class with slots, keep the standard
+    ``object.__setattr__``."""
+    if not helper_known:
+        monkeypatch.setattr(lean_dataclass, "_FIELD_ASSIGN", None)
+    before = dataclasses._field_assign  # type: ignore[attr-defined]
+
+    def make(dataclass: Any) -> tuple[Any, Any, Any]:
+        @dataclass(frozen=True)
+        class Base:
+            self: int
+            tags: list[str] = dataclasses.field(default_factory=list)
+
+        @dataclass(frozen=True)
+        class Child(Base):
+            total: float = 0.0
+            doubled: float = dataclasses.field(init=False, default=0.0)
+
+            def __post_init__(self) -> None:
+                object.__setattr__(self, "doubled", 2 * self.total)
+
+        @dataclass(frozen=True)
+        class Guarded:
+            value: _Checked = _Checked()  # a descriptor as the field's class attribute
+
+        return Base, Child, Guarded
+
+    standard, lean = make(DECORATORS["stdlib"]), make(DECORATORS["lean"])
+    assert dataclasses._field_assign is before  # type: ignore[attr-defined]  # the helper is put back
+    for base, child, guarded in (standard, lean):
+        assert vars(base(1)) == {"self": 1, "tags": []}
+        assert vars(child(self=2, tags=["a"], total=1.5)) == {
+            "self": 2,
+            "tags": ["a"],
+            "total": 1.5,
+            "doubled": 3.0,
+        }
+        assert guarded(value=-4).value == 4  # the descriptor still took the assignment
+    direct = "__dict__" in lean[1].__init__.__code__.co_names
+    assert direct is helper_known and "__dict__" not in lean[2].__init__.__code__.co_names
+    assert (
+        "__dict__"
+        not in lean_dataclass.dataclass(frozen=True, slots=True)(
+            type("S", (), {"__annotations__": {"x": "int"}})
+        ).__init__.__code__.co_names
+    )

@@ -7,7 +7,10 @@ defines about 110 dataclasses and a cold ``rigcheck check`` imports some 80 of t
 about 40 ms, a sixth of the run (issue 20, docs/performance.md). Here the standard decorator still makes
 ``__init__`` (the code that runs for every instance stays generated), and the three comparison and display
 methods, and a frozen class's ``__setattr__`` and ``__delattr__``, are closures over the fields' names, which
-behave as the generated ones do:
+behave as the generated ones do. A frozen class's ``__init__`` stores each field straight into the instance's
+``__dict__``, which is all ``object.__setattr__`` does there, at half the cost (a memory estimate makes some
+25 frozen components, and MEM001's search for fixes makes 40 estimates); not for a class with slots or a
+field behind a data descriptor. Otherwise:
 
 - ``a == b`` compares the fields with ``compare=True`` as a tuple when both are of the same class, else
   ``NotImplemented``; ``hash(a)`` hashes that tuple (frozen classes; an unfrozen one with ``eq`` is
@@ -26,11 +29,12 @@ dataclass. ``order=True`` and ``unsafe_hash=True`` go to the standard decorator 
 from __future__ import annotations
 
 import dataclasses
+import inspect  # imported by dataclasses already
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import Field, field
-from threading import Lock, get_ident
+from threading import RLock, get_ident
 from typing import Any, TypeVar, overload
 
 if sys.version_info >= (3, 11):
@@ -68,7 +72,14 @@ def _lean(cls: Any, *, frozen: bool, slots: bool, **options: Any) -> Any:
         return dataclasses.dataclass(cls, frozen=frozen, slots=slots, **options)
     eq, shown = options.pop("eq", True), options.pop("repr", True)
     body = dict(cls.__dict__)
-    with _frozen_without_exec(frozen):
+    # a frozen class's __setattr__ and __delattr__ made by _frozen_methods instead of compiled (2 of the 3
+    # exec calls left for a frozen class; about 9 ms of a cold check), and its __init__ storing each field
+    # straight into the instance's __dict__ where that is all object.__setattr__ does (_stores_in_dict)
+    direct = frozen and not slots and _stores_in_dict(cls)
+    with (
+        _replacing("_frozen_get_del_attr", _frozen_methods, _GENERATE_FROZEN) if frozen else nullcontext(),
+        _replacing("_field_assign", _assign_into_dict, _FIELD_ASSIGN) if direct else nullcontext(),
+    ):
         made = dataclasses.dataclass(cls, frozen=frozen, slots=slots, eq=False, repr=False, **options)
     every = dataclasses.fields(made)
     if shown and "__repr__" not in body:
@@ -95,24 +106,59 @@ if getattr(getattr(_GENERATE_FROZEN, "__code__", None), "co_varnames", ())[:3] !
     "globals",
 ):
     _GENERATE_FROZEN = None
-_PATCHING = Lock()
+_PATCHING = RLock()  # the two patches below are nested
 
 
 @contextmanager
-def _frozen_without_exec(frozen: bool) -> Iterator[None]:
-    """While the standard decorator runs: a frozen class's ``__setattr__`` and ``__delattr__`` made by
-    :func:`_frozen_methods` instead of compiled (2 of the 3 ``exec`` calls left for a frozen class; about 9 ms
-    of a cold check). Where the standard library's private helper is not the one known here (another Python
-    version), nothing is replaced and the standard decorator compiles them as usual."""
-    if not frozen or _GENERATE_FROZEN is None:
+def _replacing(name: str, replacement: Any, known: Any) -> Iterator[None]:
+    """``dataclasses.<name>`` is ``replacement`` while the standard decorator runs, where ``known`` (the
+    standard library's private helper as this module knows it) is not None, and is put back after;
+    otherwise (another Python version) nothing is replaced and the standard decorator does as usual."""
+    if known is None:
         yield
         return
     with _PATCHING:
-        dataclasses._frozen_get_del_attr = _frozen_methods  # type: ignore[attr-defined]
+        setattr(dataclasses, name, replacement)
         try:
             yield
         finally:
-            dataclasses._frozen_get_del_attr = _GENERATE_FROZEN  # type: ignore[attr-defined]
+            setattr(dataclasses, name, known)
+
+
+#: The standard library's writer of one field's assignment in ``__init__`` (Python 3.10 to 3.12:
+#: ``_field_assign(frozen, name, value, self_name)``), or None where it is not that function.
+_FIELD_ASSIGN: Any = getattr(dataclasses, "_field_assign", None)
+if getattr(getattr(_FIELD_ASSIGN, "__code__", None), "co_varnames", ())[:4] != (
+    "frozen",
+    "name",
+    "value",
+    "self_name",
+):
+    _FIELD_ASSIGN = None
+
+
+def _stores_in_dict(cls: Any) -> bool:
+    """Whether ``object.__setattr__`` on an instance would only store each field in its ``__dict__``: the
+    class has a ``__dict__`` (no ``__slots__`` of its own) and no field's class attribute is a descriptor
+    that would take the assignment."""
+    if "__slots__" in cls.__dict__:
+        return False
+    names = {name for klass in cls.__mro__ for name in inspect.get_annotations(klass)}
+    for base in cls.__mro__:
+        for name in names:
+            attribute = base.__dict__.get(name)
+            if attribute is not None and hasattr(type(attribute), "__set__"):
+                return False
+    return True
+
+
+def _assign_into_dict(frozen: bool, name: str, value: str, self_name: str) -> str:
+    """A frozen field's assignment in ``__init__``, written into the instance's ``__dict__`` instead of through
+    ``object.__setattr__`` (a call per field: about half of a seven-field class's ``__init__``)."""
+    if frozen:
+        return f"{self_name}.__dict__[{name!r}]={value}"
+    assert _FIELD_ASSIGN is not None
+    return str(_FIELD_ASSIGN(frozen, name, value, self_name))
 
 
 def _frozen_methods(cls: Any, fields: list[Field[Any]], globals: dict[str, Any]) -> tuple[Any, Any]:

@@ -14,8 +14,10 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import replace
-from functools import cache
+from collections.abc import Mapping
+from dataclasses import fields, replace
+from functools import cache, cached_property
+from types import MappingProxyType
 from typing import Any
 
 from rigcheck.core import spec_codes
@@ -95,7 +97,12 @@ ALL_LINEAR = ("all-linear", "all_linear", "all")
 
 @dataclass(frozen=True)
 class Architecture:
-    """Shapes of a transformer, and the parameter counts they imply."""
+    """Shapes of a transformer, and the parameter counts they imply.
+
+    The counts derived from the shapes are worked out once per instance (``functools.cached_property``
+    keeps them in the instance's ``__dict__``, beside the fields, which stay frozen): MEM001's search for
+    fixes estimates one architecture some forty times, and each estimate read them a hundred times.
+    Equality, hashing, ``repr`` and ``dataclasses.replace`` see the fields only."""
 
     name: str
     family: str
@@ -128,21 +135,34 @@ class Architecture:
     source: str = ""
     notes: tuple[str, ...] = field(default=())
 
+    def __hash__(self) -> int:
+        """The hash of the fields (as the dataclass's own), worked out once: every memory estimate's
+        inputs hash their architecture (the estimates already made are kept by their inputs)."""
+        known: int | None = self.__dict__.get("_hash")
+        if known is None:
+            known = self.__dict__["_hash"] = hash(tuple(getattr(self, name) for name in _FIELD_NAMES))
+        return known
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What pickling keeps: the fields, not what was worked out from them (the hash is only good in
+        this process: ``str`` hashes are salted per process, PYTHONHASHSEED)."""
+        return {name: self.__dict__[name] for name in _FIELD_NAMES}
+
     # -- shapes ---------------------------------------------------------------------------------
 
-    @property
+    @cached_property
     def q_dim(self) -> int:
         return self.heads * self.head_dim
 
-    @property
+    @cached_property
     def kv_dim(self) -> int:
         return self.kv_heads * self.head_dim
 
-    @property
+    @cached_property
     def gated(self) -> bool:
         return self.mlp in ("swiglu", "geglu")
 
-    @property
+    @cached_property
     def act_fn(self) -> str:
         """The activation function's implementation: transformers' GPT-2 and Phi run ``gelu_new``, a
         Python formula of several ops; the others one op (SiLU, GELU, tanh-GELU, ReLU)."""
@@ -152,8 +172,12 @@ class Architecture:
             return "gelu_new"
         return {"swiglu": "silu", "geglu": "gelu_tanh", "relu": "relu"}.get(self.mlp, "gelu")
 
-    def linear_shapes(self) -> dict[str, tuple[int, int]]:
-        """``role -> (d_in, d_out)`` of one layer's linear layers (MLP roles: one expert)."""
+    def linear_shapes(self) -> Mapping[str, tuple[int, int]]:
+        """``role -> (d_in, d_out)`` of one layer's linear layers (MLP roles: one expert); read-only."""
+        return self._linear_shapes
+
+    @cached_property
+    def _linear_shapes(self) -> Mapping[str, tuple[int, int]]:
         shapes = {
             "q": (self.hidden, self.q_dim),
             "k": (self.hidden, self.kv_dim),
@@ -164,66 +188,66 @@ class Architecture:
         }
         if self.gated:
             shapes["gate"] = (self.hidden, self.ffn)
-        return shapes
+        return MappingProxyType(shapes)
 
     # -- parameter counts -------------------------------------------------------------------------
 
-    @property
+    @cached_property
     def attention_params(self) -> int:
         shapes = self.linear_shapes()
         weights = sum(shapes[role][0] * shapes[role][1] for role in ATTENTION_ROLES)
         bias = (self.q_dim + 2 * self.kv_dim) if self.qkv_bias else 0
         return weights + bias + (self.hidden if self.mlp_bias else 0)
 
-    @property
+    @cached_property
     def mlp_params_per_expert(self) -> int:
         shapes = self.linear_shapes()
         weights = sum(shapes[role][0] * shapes[role][1] for role in MLP_ROLES if role in shapes)
         bias = (self.ffn * (2 if self.gated else 1) + self.hidden) if self.mlp_bias else 0
         return weights + bias
 
-    @property
+    @cached_property
     def mlp_params(self) -> int:
         router = self.hidden * self.experts if self.experts > 1 else 0
         return self.mlp_params_per_expert * (self.experts + self.shared_experts) + router
 
-    @property
+    @cached_property
     def norm_params(self) -> int:
         per_norm = self.hidden * (2 if self.norm == "layernorm" else 1)
         return per_norm * (1 if self.parallel_attention else 2)
 
-    @property
+    @cached_property
     def layer_params(self) -> int:
         return self.attention_params + self.mlp_params + self.norm_params
 
-    @property
+    @cached_property
     def block_params(self) -> int:
         """All transformer blocks, including decoder cross-attention."""
         cross = self.decoder_layers * (self.attention_params + self.hidden)
         return self.layers * self.layer_params + cross
 
-    @property
+    @cached_property
     def embedding_width(self) -> int:
         return self.embed_dim or self.hidden
 
-    @property
+    @cached_property
     def embedding_params(self) -> int:
         learned = (self.max_position or 0) * self.hidden if self.position == "learned" else 0
         projections = 2 * self.embedding_width * self.hidden if self.embedding_width != self.hidden else 0
         return self.vocab * self.embedding_width + learned + projections
 
-    @property
+    @cached_property
     def head_params(self) -> int:
         if self.head != "lm" or self.tied_embeddings:
             return 0
         return self.vocab * self.embedding_width
 
-    @property
+    @cached_property
     def params(self) -> int:
         """Total parameters derived from the shapes (final norm included)."""
         return self.block_params + self.embedding_params + self.head_params + self.hidden
 
-    @property
+    @cached_property
     def linear_params(self) -> int:
         """Parameters of the linear layers inside blocks: what QLoRA/GPTQ quantise."""
         shapes = self.linear_shapes()
@@ -232,7 +256,7 @@ class Architecture:
         mlp = sum(shapes[role][0] * shapes[role][1] for role in MLP_ROLES if role in shapes) * experts
         return self.layers * (attention + mlp) + self.decoder_layers * attention
 
-    @property
+    @cached_property
     def largest_module_params(self) -> int:
         """The largest single module (DeepSpeed ZeRO-3 gathers at least this much at once)."""
         shapes = self.linear_shapes()
@@ -243,6 +267,17 @@ class Architecture:
 
     def lora_roles(self, targets: list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
         """The roles a list of PEFT target names adapts. Raises ValueError for unknown names."""
+        key = tuple(targets) if targets else ()
+        roles = self._lora_memo.get(key)
+        if roles is None:
+            roles = self._lora_memo[key] = self._lora_roles(targets)
+        return roles
+
+    @cached_property
+    def _lora_memo(self) -> dict[tuple[str, ...], tuple[str, ...]]:
+        return {}
+
+    def _lora_roles(self, targets: list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
         modules = FAMILY_MODULES.get(self.family, FAMILY_MODULES["llama"])
         if not targets:
             return ("q", "v")  # PEFT's default for Llama-style models
@@ -264,14 +299,25 @@ class Architecture:
         return tuple(dict.fromkeys(role for role in roles if role in self.linear_shapes()))
 
     def lora_params_per_layer(self, rank: int, roles: tuple[str, ...]) -> int:
-        shapes = self.linear_shapes()
-        total = 0
-        for role in roles:
-            d_in, d_out = shapes[role]
-            experts = self.experts if role in MLP_ROLES else 1
-            total += rank * (d_in + d_out) * experts
-        return total
+        """Adapter parameters of one layer: ``rank x (d_in + d_out)`` per adapted linear (per expert)."""
+        roles = tuple(roles)
+        width = self._adapted_width.get(roles)
+        if width is None:
+            shapes = self.linear_shapes()
+            width = 0
+            for role in roles:
+                d_in, d_out = shapes[role]
+                width += (d_in + d_out) * (self.experts if role in MLP_ROLES else 1)
+            self._adapted_width[roles] = width
+        return rank * width
 
+    @cached_property
+    def _adapted_width(self) -> dict[tuple[str, ...], int]:
+        return {}
+
+
+#: The fields of an Architecture, in order (what equality compares and the hash hashes).
+_FIELD_NAMES = tuple(item.name for item in fields(Architecture))
 
 # -- presets ----------------------------------------------------------------------------------------
 

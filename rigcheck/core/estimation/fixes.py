@@ -16,7 +16,7 @@ import itertools
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from rigcheck.core.estimation.memory import GIB, MemoryEstimate, MemoryInputs, estimate_memory
+from rigcheck.core.estimation.memory import GIB, MemoryEstimate, MemoryInputs, estimate_memory_below
 from rigcheck.core.lean_dataclass import dataclass, field
 
 
@@ -66,13 +66,16 @@ def _heads_allow(inputs: MemoryInputs, tp: int) -> bool:
     return arch.heads % tp == 0 and (kv % tp == 0 or tp % kv == 0)
 
 
-def _largest(inputs: MemoryInputs, name: str, fits: Fits, upper: int, *, step: int = 1) -> int:
+def _largest(
+    inputs: MemoryInputs, name: str, fits: Fits, upper: int, *, step: int = 1, ceiling: float | None = None
+) -> int:
     """The largest multiple of ``step`` (at most ``upper``) an integer setting can take and fit; 0 if none."""
     low, high = 0, upper // step
     while low < high:
         middle = (low + high + 1) // 2
         change: dict[str, Any] = {name: middle * step}  # one integer field of MemoryInputs
-        if fits(estimate_memory(inputs.changed(**change))):
+        estimate = estimate_memory_below(inputs.changed(**change), ceiling)
+        if estimate is not None and fits(estimate):
             low = middle
         else:
             high = middle - 1
@@ -89,11 +92,13 @@ def host_fits(estimate: MemoryEstimate, limits: Limits) -> bool:
     return estimate.host * ranks <= limits.host_gib_per_node * GIB
 
 
-def _candidates(inputs: MemoryInputs, limits: Limits, fits: Fits) -> list[_Candidate]:
+def _candidates(
+    inputs: MemoryInputs, limits: Limits, fits: Fits, ceiling: float | None = None
+) -> list[_Candidate]:
     out: list[_Candidate] = []
     if inputs.training:
         if inputs.micro_batch > 1:
-            best = _largest(inputs, "micro_batch", fits, inputs.micro_batch - 1)
+            best = _largest(inputs, "micro_batch", fits, inputs.micro_batch - 1, ceiling=ceiling)
             if best >= 1:
                 factor = -(-inputs.micro_batch // best)
                 accum = inputs.grad_accum * factor
@@ -109,7 +114,7 @@ def _candidates(inputs: MemoryInputs, limits: Limits, fits: Fits) -> list[_Candi
                     )
                 )
         if inputs.seq_len > 1024:
-            best = _largest(inputs, "seq_len", fits, inputs.seq_len - 1, step=256)
+            best = _largest(inputs, "seq_len", fits, inputs.seq_len - 1, step=256, ceiling=ceiling)
             if best >= 1024:
                 out.append(
                     _Candidate(
@@ -292,16 +297,20 @@ def find_fixes(
     *,
     facts: Any = None,
     limit: int = 3,
+    ceiling: float | None = None,
 ) -> list[Fix]:
-    """Up to ``limit`` changes (or combinations) whose re-estimated verdict passes, cheapest first."""
+    """Up to ``limit`` changes (or combinations) whose re-estimated verdict passes, cheapest first.
+    ``ceiling``: device bytes from which no training estimate fits (the usable memory, for MEM001): a
+    candidate whose states and saved activations alone reach it is not estimated further
+    (:func:`estimate_memory_below`), which changes nothing but the time the search takes."""
 
     def ok(estimate: MemoryEstimate) -> bool:
         return fits(estimate) and host_fits(estimate, limits)
 
-    candidates = _candidates(inputs, limits, ok)
+    candidates = _candidates(inputs, limits, ok, ceiling)
     found: list[Fix] = []
     for candidate in sorted(candidates, key=lambda c: c.cost):
-        estimate = _estimate(inputs, candidate.changes, facts)
+        estimate = _estimate(inputs, candidate.changes, facts, ceiling)
         if estimate is not None and ok(estimate):
             found.append(Fix(candidate.changes, candidate.description, estimate, candidate.cost))
     if len(found) < limit:
@@ -313,7 +322,7 @@ def find_fixes(
                 changes: dict[str, Any] = {}
                 for c in combo:
                     changes.update(c.changes)
-                estimate = _estimate(inputs, changes, facts)
+                estimate = _estimate(inputs, changes, facts, ceiling)
                 if estimate is not None and ok(estimate):
                     found.append(
                         Fix(
@@ -352,21 +361,28 @@ def _conflict(combo: Iterable[_Candidate]) -> bool:
     return False
 
 
-def _estimate(inputs: MemoryInputs, changes: dict[str, Any], facts: Any) -> MemoryEstimate | None:
+def _estimate(
+    inputs: MemoryInputs, changes: dict[str, Any], facts: Any, ceiling: float | None = None
+) -> MemoryEstimate | None:
+    """The estimate with ``changes``; None where they are not a valid configuration, or where it
+    cannot fit below ``ceiling`` (:func:`estimate_memory_below`)."""
     try:
-        return estimate_memory(inputs.changed(**changes), facts)
+        return estimate_memory_below(inputs.changed(**changes), ceiling, facts)
     except ValueError:
         return None
 
 
-def gpus_needed(inputs: MemoryInputs, fits: Fits, *, most: int = 4096) -> tuple[int, dict[str, Any]] | None:
+def gpus_needed(
+    inputs: MemoryInputs, fits: Fits, *, most: int = 4096, ceiling: float | None = None
+) -> tuple[int, dict[str, Any]] | None:
     """How many GPUs of this kind the workload needs: training sharded with FSDP over more ranks
-    (tp kept), inference split with tensor then pipeline parallelism; ``None`` past ``most``."""
+    (tp kept), inference split with tensor then pipeline parallelism; ``None`` past ``most``.
+    ``ceiling`` as for :func:`find_fixes`."""
     if inputs.training:
         dp = max(2, inputs.dp)
         while dp * inputs.tp * inputs.pp <= most:
             changes = {"dp": dp, "fsdp": "full_shard", "zero": 0}
-            estimate = _estimate(inputs, changes, None)
+            estimate = _estimate(inputs, changes, None, ceiling)
             if estimate is not None and fits(estimate):
                 return dp * inputs.tp * inputs.pp * inputs.cp, changes
             dp *= 2

@@ -261,7 +261,10 @@ class VramFitChecker(Checker):
                 subject=subject,
             )
         else:
-            found = find_fixes(estimate.inputs, fits, limits, facts=facts)
+            # a training estimate fits only below the usable memory (fit_verdict: its need is its device
+            # total), so the search may skip what cannot (vLLM's budget is its share: no ceiling)
+            ceiling = usable if training else None
+            found = find_fixes(estimate.inputs, fits, limits, facts=facts, ceiling=ceiling)
             evidence["fixes"] = [
                 {
                     "change": fix.description,
@@ -275,7 +278,7 @@ class VramFitChecker(Checker):
                     f"{fix.description} -> {fix.device_gib:.1f} GiB" for fix in found
                 )
             else:
-                needed = None if limits.fixed_gpus else gpus_needed(estimate.inputs, fits)
+                needed = None if limits.fixed_gpus else gpus_needed(estimate.inputs, fits, ceiling=ceiling)
                 if needed:
                     count, changes = needed
                     evidence["gpus_needed"] = {"gpus": count, "changes": _plain(changes)}

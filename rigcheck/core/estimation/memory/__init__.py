@@ -32,6 +32,7 @@ __all__ = [
     "MemoryInputs",
     "Shards",
     "estimate_memory",
+    "estimate_memory_below",
     "fmt_bytes",
     "shard_count",
 ]
@@ -46,35 +47,57 @@ _MADE_MAX = 4096
 
 def estimate_memory(inputs: MemoryInputs, facts: Mapping[str, Any] | None = None) -> MemoryEstimate:
     """Estimate one GPU's memory for a training or inference workload."""
+    estimate = estimate_memory_below(inputs, None, facts)
+    assert estimate is not None  # no ceiling: always made
+    return estimate
+
+
+def estimate_memory_below(
+    inputs: MemoryInputs, ceiling: float | None, facts: Mapping[str, Any] | None = None
+) -> MemoryEstimate | None:
+    """:func:`estimate_memory`, or None when the estimate would come to ``ceiling`` bytes or more on the
+    device and that shows half-way: the forward pass of a training step, at the loss, holds the model
+    states that no moment frees (every state but the gradients and what is paged out) and every saved
+    activation, so when those alone reach ``ceiling`` the peak, and the device total above it, do too
+    (:meth:`~rigcheck.core.estimation.memory.training.Training.floor`). A search that wants only what
+    fits below ``ceiling`` (MEM001's fixes: a training estimate fits only below the usable memory) is
+    spared the second half of each estimate that cannot. An estimate made already is returned whatever
+    its size; ``ceiling`` None: always made."""
     from rigcheck.core import facts as rule_facts
 
     if facts is None:
         facts = rule_facts.load_rule_facts("memory")
     if rule_facts._READS is not None:  # recording which facts are read: every read must happen
-        return _estimate(inputs, facts)
+        return _estimate(inputs, facts, None)
     try:
         # the types too: 1 == 1.0 == True, but a formula may print them differently
         key = (inputs, tuple(map(type, vars(inputs).values())), id(facts))
         made = _MADE.get(key)
     except TypeError:  # an input that cannot be hashed (a list where a tuple belongs): not kept
-        return _estimate(inputs, facts)
+        return _estimate(inputs, facts, ceiling)
     if made is not None and made[0] is facts:
         return made[1]
-    estimate = _estimate(inputs, facts)
+    estimate = _estimate(inputs, facts, ceiling)
+    if estimate is None:
+        return None
     if len(_MADE) >= _MADE_MAX:
         _MADE.clear()
     _MADE[key] = (facts, estimate)
     return estimate
 
 
-def _estimate(inputs: MemoryInputs, facts: Mapping[str, Any]) -> MemoryEstimate:
+def _estimate(inputs: MemoryInputs, facts: Mapping[str, Any], ceiling: float | None) -> MemoryEstimate | None:
     from rigcheck.core.estimation.memory.runtime import finish
 
     if inputs.training:
         from rigcheck.core.estimation.memory.training import Training
 
         training = Training(inputs, facts)
-        components, peak, phase, phases, notes, host = training.estimate()
+        training.model_states()
+        saved = training.saved_activations()
+        if ceiling is not None and training.floor(saved) >= ceiling:
+            return None
+        components, peak, phase, phases, notes, host = training.estimate(saved=saved)
         return finish(components, peak, phase, inputs, facts, notes, phases=phases, host=host)
     from rigcheck.core.estimation.memory.inference import Inference
 

@@ -20,7 +20,7 @@ adapters, QLoRA (arXiv:2305.14314) for 4-bit bases.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from rigcheck.core.estimation.memory.activations import BlockModel
 from rigcheck.core.estimation.memory.flow import Flow, flow_of
@@ -41,6 +41,19 @@ def _phase_of(moment: str) -> str:
 
 def _div(n: int) -> str:
     return f" / {n} shards" if n > 1 else ""
+
+
+class _Saved(NamedTuple):
+    """What the blocks keep for backward: the tokens, one block's terms and its total, what lies outside
+    the blocks, the bytes saved in all, their formula, and whether a block is recomputed in backward."""
+
+    tokens: float
+    terms: dict[str, float]
+    per_layer: float
+    outer: float
+    saved: float
+    formula: str
+    recomputed: bool
 
 
 class Training:
@@ -434,15 +447,16 @@ class Training:
             return 0.0
         return (self.gather_bytes + self.reduce_bytes) * s.unit
 
-    def backward_temporaries(self, tokens: float) -> float:
+    def backward_temporaries(self, tokens: float, terms: Mapping[str, float] | None = None) -> float:
         """A block's backward holds the gradients of its MLP intermediates (the incoming gradient and
         those of gate, up and the activation: 3 tensors of width f per routed token) or, where the
         attention probabilities were kept (eager, or SDPA's math kernel), two fp32 tensors of their
-        size (the gradient of the probabilities and softmax's backward)."""
+        size (the gradient of the probabilities and softmax's backward). ``terms``: the block's saved
+        terms for these tokens, when worked out already."""
         i, arch, c = self.i, self.arch, self.flow.compute
         width = arch.ffn * (arch.top_k if arch.experts > 1 else 1)
         mlp = (3 * c * width + 2 * c * arch.hidden) * tokens / i.tp
-        scores = self.block.terms(tokens).get("attention_scores", 0.0)
+        scores = (terms if terms is not None else self.block.terms(tokens)).get("attention_scores", 0.0)
         if i.activation_checkpointing == "selective":
             scores = 0.0
         attention = 2 * 4 * (arch.heads / i.tp) * (i.seq_len / i.cp) * tokens if scores else 0.0
@@ -466,9 +480,14 @@ class Training:
 
     # -- the step ---------------------------------------------------------------------------------
 
-    def estimate(self) -> tuple[list[Component], float, str, dict[str, float], list[str], float]:
-        i, block, s = self.i, self.block, self.shards
-        self.model_states()
+    def held_throughout(self) -> dict[str, float]:
+        """The states every moment of the step holds, by name: all but the gradients (freed by
+        ``zero_grad`` and made again in backward) and what is paged out (after :meth:`model_states`)."""
+        return {c.name: c.bytes for c in self.states if c.category != "gradients" and not c.pageable}
+
+    def saved_activations(self) -> _Saved:
+        """What the blocks and the layers around them keep for backward (after :meth:`model_states`)."""
+        i, block = self.i, self.block
         tokens = self.tokens()
         terms = block.terms(tokens)
         per_layer = sum(terms.values())
@@ -506,12 +525,31 @@ class Training:
             saved = in_flight * per_layer
             formula = f"{in_flight} layers x {fmt_bytes(per_layer)} (b={i.micro_batch}, s={i.seq_len}: {described} GiB)"
         formula += f" + {fmt_bytes(outer)} outside the blocks (ids, final norm, head input)"
+        return _Saved(tokens, terms, per_layer, outer, saved, formula, recomputed)
+
+    def floor(self, saved: _Saved) -> float:
+        """A lower bound of the step's peak: the forward pass at the loss holds every state that no
+        moment frees (:meth:`held_throughout`) and every saved activation, besides what only adds to them."""
+        return sum(self.held_throughout().values()) + saved.saved + saved.outer
+
+    def estimate(
+        self, *, saved: _Saved | None = None
+    ) -> tuple[list[Component], float, str, dict[str, float], list[str], float]:
+        """The components, the peak, its phase, each phase's peak, the notes and the host bytes;
+        ``saved``: :meth:`model_states` was called already, and this is :meth:`saved_activations`."""
+        i, s = self.i, self.shards
+        if saved is None:
+            self.model_states()
+            saved = self.saved_activations()
+        tokens, terms, per_layer, outer = saved.tokens, saved.terms, saved.per_layer, saved.outer
+        recomputed, formula = saved.recomputed, saved.formula
+        saved_bytes = saved.saved
         kept, logits_fwd, logits_bwd, logits_formula = self.logits()
         cached, copies_saved, copies_block = self.weight_copies()
         gathered, dequant = self.gathered(), self.dequant()
-        step, temps = self.step_transient(), self.backward_temporaries(tokens)
+        step, temps = self.step_transient(), self.backward_temporaries(tokens, terms)
         grads = sum(c.bytes for c in self.states if c.category == "gradients")
-        fixed = {c.name: c.bytes for c in self.states if c.category != "gradients" and not c.pageable}
+        fixed = self.held_throughout()
         if i.optimizer_in_backward:  # each parameter is stepped, and its gradient freed, as it arrives
             grads = self._largest_trainable() * (2 if self.true16 else 4)
         accumulating = grads if i.grad_accum > 1 and not i.optimizer_in_backward else 0.0
@@ -519,7 +557,12 @@ class Training:
         shared = {**fixed, "gathered_params": gathered, "dequant_buffer": dequant}
         prefetched = {**shared, "gathered_params": self.gathered(blocks=2)}
         block_copies = copies_saved + (copies_block if recomputed else 0.0)
-        forward = {**shared, "gradients": accumulating, "activations": saved + outer, "weight_copies": cached}
+        forward = {
+            **shared,
+            "gradients": accumulating,
+            "activations": saved_bytes + outer,
+            "weight_copies": cached,
+        }
         moments: dict[str, dict[str, float]] = {
             "forward, first block": {
                 **shared,
@@ -532,7 +575,7 @@ class Training:
             "backward": {
                 **shared,
                 "gradients": accumulating,
-                "activations": saved + outer,
+                "activations": saved_bytes + outer,
                 "weight_copies": copies_saved,
                 "logits": kept,
                 "loss_backward": logits_bwd - kept,
@@ -540,7 +583,7 @@ class Training:
             "backward, first block": {
                 **prefetched,
                 "gradients": head_grad,
-                "activations": saved + outer + (per_layer if recomputed else 0.0),
+                "activations": saved_bytes + outer + (per_layer if recomputed else 0.0),
                 "weight_copies": block_copies,
                 "backward_temporaries": temps,
             },
@@ -598,7 +641,7 @@ class Training:
                 )
             )
         transients = (
-            ("activations", saved + outer, formula, "activation", "activations"),
+            ("activations", saved_bytes + outer, formula, "activation", "activations"),
             (
                 "weight_copies",
                 cached,
