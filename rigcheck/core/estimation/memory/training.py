@@ -45,15 +45,18 @@ def _div(n: int) -> str:
 
 class _Saved(NamedTuple):
     """What the blocks keep for backward: the tokens, one block's terms and its total, what lies outside
-    the blocks, the bytes saved in all, their formula, and whether a block is recomputed in backward."""
+    the blocks, the bytes saved in all, whether a block is recomputed in backward, and how the saved
+    bytes came about (all | full | selective | offloaded: ``in_flight`` layers of ``kept`` bytes)."""
 
     tokens: float
     terms: dict[str, float]
     per_layer: float
     outer: float
     saved: float
-    formula: str
     recomputed: bool
+    how: str
+    in_flight: int
+    kept: float
 
 
 class Training:
@@ -498,34 +501,41 @@ class Training:
         if i.activation_checkpointing == "selective" and i.megatron:
             per_layer -= terms.get("attention_scores", 0.0)  # Korthikanti's selective recomputation
         outer = sum(block.outer(tokens).values())
-        described = " + ".join(f"{name} {value / 2**30:.3f}" for name, value in terms.items())
         recomputed = i.activation_checkpointing == "full" or i.activation_offloading or op_selective
         if op_selective:
-            kept_per_layer = block.selective_saved(tokens)
-            saved = in_flight * kept_per_layer
+            how, kept = "selective", block.selective_saved(tokens)
+        elif i.activation_offloading:
+            how, kept = "offloaded", 0.0
+        elif i.activation_checkpointing == "full":
+            how, kept = "full", block.layer_input(tokens)
+        else:
+            how, kept = "all", per_layer
+        saved = 0.0 if how == "offloaded" else in_flight * kept
+        return _Saved(tokens, terms, per_layer, outer, saved, recomputed, how, in_flight, kept)
+
+    def _saved_formula(self, saved: _Saved) -> str:
+        """How :meth:`saved_activations` came to its bytes, in words (for the estimate that is shown)."""
+        i, per_layer, in_flight, kept = self.i, saved.per_layer, saved.in_flight, saved.kept
+        described = " + ".join(f"{name} {value / 2**30:.3f}" for name, value in saved.terms.items())
+        if saved.how == "selective":
             formula = (
-                f"selective checkpointing (op): {in_flight} layers x {fmt_bytes(kept_per_layer)} (the block input, the "
+                f"selective checkpointing (op): {in_flight} layers x {fmt_bytes(kept)} (the block input, the "
                 f"attention output, every other matmul output), one block recomputed in backward "
                 f"({fmt_bytes(per_layer)}: {described} GiB)"
             )
-        elif i.activation_offloading:
-            saved = 0.0
+        elif saved.how == "offloaded":
             formula = (
                 "offloaded to the host until backward needs them; one block at a time on the GPU "
                 f"({fmt_bytes(per_layer)}: {described} GiB)"
             )
-        elif i.activation_checkpointing == "full":
-            layer_input = block.layer_input(tokens)
-            saved = in_flight * layer_input
+        elif saved.how == "full":
             formula = (
-                f"full checkpointing: {in_flight} layers x {fmt_bytes(layer_input)} layer inputs, one block "
+                f"full checkpointing: {in_flight} layers x {fmt_bytes(kept)} layer inputs, one block "
                 f"recomputed in backward ({fmt_bytes(per_layer)}: {described} GiB)"
             )
         else:
-            saved = in_flight * per_layer
             formula = f"{in_flight} layers x {fmt_bytes(per_layer)} (b={i.micro_batch}, s={i.seq_len}: {described} GiB)"
-        formula += f" + {fmt_bytes(outer)} outside the blocks (ids, final norm, head input)"
-        return _Saved(tokens, terms, per_layer, outer, saved, formula, recomputed)
+        return formula + f" + {fmt_bytes(saved.outer)} outside the blocks (ids, final norm, head input)"
 
     def floor(self, saved: _Saved) -> float:
         """A lower bound of the step's peak: the forward pass at the loss holds every state that no
@@ -542,7 +552,7 @@ class Training:
             self.model_states()
             saved = self.saved_activations()
         tokens, terms, per_layer, outer = saved.tokens, saved.terms, saved.per_layer, saved.outer
-        recomputed, formula = saved.recomputed, saved.formula
+        recomputed, formula = saved.recomputed, self._saved_formula(saved)
         saved_bytes = saved.saved
         kept, logits_fwd, logits_bwd, logits_formula = self.logits()
         cached, copies_saved, copies_block = self.weight_copies()
