@@ -11,9 +11,10 @@ and the ratios hold even where the absolute times drift. Comparisons:
 - cold start: ``python -c pass``; ``rigcheck --version``; ``rigcheck check`` on one rig + workload
   pair; ``yamllint`` and ``check-jsonschema`` (with rigcheck's own schemas) on the same two files;
 - throughput: ``rigcheck lint`` on a generated repository of 1,000 rigs and 1,000 workloads (each
-  workload paired with a rig), against a process that only parses the same files with PyYAML's C
-  loader (the floor of any YAML linter in Python); ``lint --jobs 1``, ``--jobs 2`` and ``--jobs``
-  the number of CPUs (the default) for the runs checked in worker processes (issue 20);
+  workload paired with a rig, no two pairs alike: ``benchmarks/generate.py``), against a process
+  that only parses the same files with PyYAML's C loader (the floor of any YAML linter in Python);
+  ``lint --jobs 1``, ``--jobs 2`` and ``--jobs`` the number of CPUs (the default) for the runs
+  checked in worker processes (issue 20);
 - scale: ``rigcheck check`` on one rig with 1 / 10 / 100 / 1,000 / 4,096 nodes listed one by one, 8
   GPUs each (32,768 GPUs at the top), against the C-loader parse of the same file;
 - a hostile pull request (issue 15, docs/security.md): ``rigcheck lint`` of 10,000 tiny specs, a rig
