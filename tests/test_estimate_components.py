@@ -13,6 +13,7 @@ import pytest
 
 from rigcheck.core.documents import parse_spec
 from rigcheck.core.estimate import (
+    fail_ceiling,
     fit_verdict,
     largest_micro_batch,
     memory_inputs,
@@ -702,6 +703,7 @@ def test_a_search_with_a_ceiling_finds_the_same_fixes() -> None:
     for settings in FLOOR_GRID:
         inputs = MemoryInputs(preset("llama-2-7b"), **settings)  # type: ignore[arg-type]
         found, counts = [], []
+        assert fail_ceiling(estimate_memory(inputs), usable) == usable
         for ceiling in (None, usable):
             memory_module._MADE.clear()
             made[0] = 0
@@ -739,6 +741,10 @@ def test_fit_verdict_range() -> None:
     assert fit_verdict(estimate, need, FACTS).severity == "fail"  # the estimate itself reaches the capacity
     assert fit_verdict(estimate, (need + high) / 2, FACTS).severity == "warn"
     assert fit_verdict(estimate, high * 1.01, FACTS).severity == "pass"
+    # what a search may stop short of: from the device total up, a training estimate fails
+    assert fail_ceiling(estimate, need) == need and fit_verdict(estimate, need, FACTS).severity == "fail"
+    serving = estimate_memory(MemoryInputs(preset("llama-3.2-3b"), task="inference", engine="vllm"))
+    assert fail_ceiling(serving, 100 * GIB) is None  # vLLM: its pool against its share, not the device
 
     # sharded training: the whole band lies below zero, so the range sits above the estimate (low = need)
     band = FACTS["uncertainty"][uncertainty_class(distributed.inputs)]

@@ -349,6 +349,15 @@ def capacity_for(estimate: MemoryEstimate, usable: float, facts: Mapping[str, An
     return usable
 
 
+def fail_ceiling(estimate: MemoryEstimate, usable: float) -> float | None:
+    """Device bytes at or above which :func:`fit_verdict` fails every training estimate made on a GPU
+    with ``usable`` bytes (its need is its device total, its capacity the usable memory, and a need at
+    or above the capacity fails): what a search for what fits may stop short of
+    (:func:`rigcheck.core.estimation.memory.estimate_memory_below`). None for inference, whose need and
+    capacity are measured otherwise (vLLM: its pool's contents against its share of the GPU)."""
+    return usable if estimate.inputs.training else None
+
+
 @dataclass(frozen=True)
 class FitVerdict:
     """MEM001's decision for one GPU: ``severity`` is pass | warn | fail; ``low``/``high`` the range of

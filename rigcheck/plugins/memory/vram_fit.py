@@ -12,6 +12,7 @@ from rigcheck.core.context import CheckContext, GpuView, NodeView
 from rigcheck.core.estimate import (
     GIB,
     MemoryEstimate,
+    fail_ceiling,
     fit_verdict,
     largest_micro_batch,
     memory_inputs,
@@ -261,9 +262,7 @@ class VramFitChecker(Checker):
                 subject=subject,
             )
         else:
-            # a training estimate fits only below the usable memory (fit_verdict: its need is its device
-            # total), so the search may skip what cannot (vLLM's budget is its share: no ceiling)
-            ceiling = usable if training else None
+            ceiling = fail_ceiling(memory, usable)  # what the search for fixes may stop short of
             found = find_fixes(estimate.inputs, fits, limits, facts=facts, ceiling=ceiling)
             evidence["fixes"] = [
                 {
