@@ -36,6 +36,7 @@ __all__ = [
     "fit_verdict",
     "largest_micro_batch",
     "memory_inputs",
+    "pass_ceiling",
     "required_bytes",
     "resolve_architecture",
     "run_tokens",
@@ -349,13 +350,24 @@ def capacity_for(estimate: MemoryEstimate, usable: float, facts: Mapping[str, An
     return usable
 
 
-def fail_ceiling(estimate: MemoryEstimate, usable: float) -> float | None:
-    """Device bytes at or above which :func:`fit_verdict` fails every training estimate made on a GPU
-    with ``usable`` bytes (its need is its device total, its capacity the usable memory, and a need at
-    or above the capacity fails): what a search for what fits may stop short of
-    (:func:`rigcheck.core.estimation.memory.estimate_memory_below`). None for inference, whose need and
-    capacity are measured otherwise (vLLM: its pool's contents against its share of the GPU)."""
-    return usable if estimate.inputs.training else None
+#: How far above the exact bound :func:`pass_ceiling` lies (relative): more than the rounding of the
+#: division in :func:`need_range`, and a few bytes on any GPU.
+_ROUNDING = 1e-9
+
+
+def pass_ceiling(inputs: MemoryInputs, usable: float, facts: Mapping[str, Any]) -> float | None:
+    """Device bytes at or above which :func:`fit_verdict` cannot pass a training estimate of
+    ``inputs`` on a GPU with ``usable`` bytes: what a search for what fits may stop short of
+    (:func:`rigcheck.core.estimation.memory.estimate_memory_below`). A training estimate's need is its
+    device total and its capacity the usable memory; a pass needs the need below the capacity and the
+    high end of its range, need / (1 + p10_error) of its class (:func:`need_range`), at or under it:
+    so need <= usable x min(1, 1 + p10_error). None for inference, whose need and capacity are measured
+    otherwise (vLLM: its pool's contents against its share of the GPU)."""
+    if not inputs.training:
+        return None
+    p10 = float(facts["uncertainty"][uncertainty_class(inputs)]["p10_error"])
+    share = 1 + p10 if -1 < p10 < 0 else 1.0  # a band wholly above the estimate leaves only need < usable
+    return usable * share * (1 + _ROUNDING)
 
 
 @dataclass(frozen=True)

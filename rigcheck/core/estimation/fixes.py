@@ -49,6 +49,9 @@ class Fix:
 
 Fits = Callable[[MemoryEstimate], bool]
 
+#: Device bytes from which no estimate of these inputs fits, or None (see :func:`find_fixes`).
+Ceiling = Callable[[MemoryInputs], float | None]
+
 
 @dataclass(frozen=True)
 class _Candidate:
@@ -67,14 +70,14 @@ def _heads_allow(inputs: MemoryInputs, tp: int) -> bool:
 
 
 def _largest(
-    inputs: MemoryInputs, name: str, fits: Fits, upper: int, *, step: int = 1, ceiling: float | None = None
+    inputs: MemoryInputs, name: str, fits: Fits, upper: int, *, step: int = 1, ceiling: Ceiling | None = None
 ) -> int:
     """The largest multiple of ``step`` (at most ``upper``) an integer setting can take and fit; 0 if none."""
     low, high = 0, upper // step
     while low < high:
         middle = (low + high + 1) // 2
         change: dict[str, Any] = {name: middle * step}  # one integer field of MemoryInputs
-        estimate = estimate_memory_below(inputs.changed(**change), ceiling)
+        estimate = _estimate(inputs, change, None, ceiling)
         if estimate is not None and fits(estimate):
             low = middle
         else:
@@ -93,7 +96,7 @@ def host_fits(estimate: MemoryEstimate, limits: Limits) -> bool:
 
 
 def _candidates(
-    inputs: MemoryInputs, limits: Limits, fits: Fits, ceiling: float | None = None
+    inputs: MemoryInputs, limits: Limits, fits: Fits, ceiling: Ceiling | None = None
 ) -> list[_Candidate]:
     out: list[_Candidate] = []
     if inputs.training:
@@ -297,47 +300,58 @@ def find_fixes(
     *,
     facts: Any = None,
     limit: int = 3,
-    ceiling: float | None = None,
+    ceiling: Ceiling | None = None,
 ) -> list[Fix]:
-    """Up to ``limit`` changes (or combinations) whose re-estimated verdict passes, cheapest first.
-    ``ceiling``: device bytes from which no training estimate fits (the usable memory, for MEM001): a
-    candidate whose states and saved activations alone reach it is not estimated further
-    (:func:`estimate_memory_below`), which changes nothing but the time the search takes."""
+    """The ``limit`` cheapest changes (or combinations) whose re-estimated verdict passes: by cost,
+    then fewer settings changed, then less memory, one per set of settings (:func:`_best`). Every
+    single change is tried; combinations of two when fewer than ``limit`` singles fit, taken
+    cheapest first and only while one could still be among the ``limit`` cheapest; of three when
+    neither a single change nor a pair fits.
+
+    ``ceiling``: for a candidate's inputs, the device bytes from which ``fits`` cannot pass it (MEM001:
+    :func:`rigcheck.core.estimate.pass_ceiling`); a candidate whose states and saved activations alone
+    reach it is not estimated further (:func:`estimate_memory_below`), which changes nothing but the
+    time the search takes."""
 
     def ok(estimate: MemoryEstimate) -> bool:
         return fits(estimate) and host_fits(estimate, limits)
 
-    candidates = _candidates(inputs, limits, ok, ceiling)
+    candidates = sorted(_candidates(inputs, limits, ok, ceiling), key=lambda c: c.cost)
     found: list[Fix] = []
-    for candidate in sorted(candidates, key=lambda c: c.cost):
+    for candidate in candidates:
         estimate = _estimate(inputs, candidate.changes, facts, ceiling)
         if estimate is not None and ok(estimate):
             found.append(Fix(candidate.changes, candidate.description, estimate, candidate.cost))
-    if len(found) < limit:
+    if len(_best(found, limit)) < limit:
         single = {fix.description for fix in found}
         for size in (2, 3):
-            for combo in itertools.combinations(sorted(candidates, key=lambda c: c.cost), size):
-                if any(c.description in single for c in combo) or _conflict(combo):
-                    continue
+            combos = [
+                combo
+                for combo in itertools.combinations(candidates, size)
+                if not any(c.description in single for c in combo) and not _conflict(combo)
+            ]
+            combos.sort(key=lambda combo: sum(c.cost for c in combo))  # cheapest first (stable)
+            best = _best(found, limit)
+            for combo in combos:
+                cost = sum(c.cost for c in combo)
+                if len(best) == limit and cost > best[-1].cost:
+                    break  # every fix left costs more than the ones kept
                 changes: dict[str, Any] = {}
                 for c in combo:
                     changes.update(c.changes)
                 estimate = _estimate(inputs, changes, facts, ceiling)
                 if estimate is not None and ok(estimate):
-                    found.append(
-                        Fix(
-                            changes,
-                            " + ".join(c.description for c in combo),
-                            estimate,
-                            sum(c.cost for c in combo),
-                        )
-                    )
-                if len(found) >= limit * 3:
-                    break
+                    found.append(Fix(changes, " + ".join(c.description for c in combo), estimate, cost))
+                    best = _best(found, limit)
             if found:
                 break
-    found.sort(key=lambda fix: (fix.cost, len(fix.changes), fix.estimate.device))
-    return _distinct(found)[:limit]
+    return _best(found, limit)
+
+
+def _best(fixes: list[Fix], limit: int) -> list[Fix]:
+    """The ``limit`` cheapest distinct fixes: by cost, then fewer settings changed, then less memory."""
+    ordered = sorted(fixes, key=lambda fix: (fix.cost, len(fix.changes), fix.estimate.device))
+    return _distinct(ordered)[:limit]
 
 
 def _distinct(fixes: list[Fix]) -> list[Fix]:
@@ -362,18 +376,19 @@ def _conflict(combo: Iterable[_Candidate]) -> bool:
 
 
 def _estimate(
-    inputs: MemoryInputs, changes: dict[str, Any], facts: Any, ceiling: float | None = None
+    inputs: MemoryInputs, changes: dict[str, Any], facts: Any, ceiling: Ceiling | None = None
 ) -> MemoryEstimate | None:
     """The estimate with ``changes``; None where they are not a valid configuration, or where it
-    cannot fit below ``ceiling`` (:func:`estimate_memory_below`)."""
+    cannot fit below its ``ceiling`` (:func:`estimate_memory_below`)."""
     try:
-        return estimate_memory_below(inputs.changed(**changes), ceiling, facts)
+        changed = inputs.changed(**changes)
+        return estimate_memory_below(changed, ceiling(changed) if ceiling else None, facts)
     except ValueError:
         return None
 
 
 def gpus_needed(
-    inputs: MemoryInputs, fits: Fits, *, most: int = 4096, ceiling: float | None = None
+    inputs: MemoryInputs, fits: Fits, *, most: int = 4096, ceiling: Ceiling | None = None
 ) -> tuple[int, dict[str, Any]] | None:
     """How many GPUs of this kind the workload needs: training sharded with FSDP over more ranks
     (tp kept), inference split with tensor then pipeline parallelism; ``None`` past ``most``.

@@ -12,10 +12,10 @@ from rigcheck.core.context import CheckContext, GpuView, NodeView
 from rigcheck.core.estimate import (
     GIB,
     MemoryEstimate,
-    fail_ceiling,
     fit_verdict,
     largest_micro_batch,
     memory_inputs,
+    pass_ceiling,
     usable_bytes,
 )
 from rigcheck.core.estimation.fixes import Limits, find_fixes, gpus_needed
@@ -50,7 +50,8 @@ VRAM_FIT = Rule(
         "largest micro-batch (or concurrency, or context) that fits, chunked or fused loss, flash attention, "
         "activation checkpointing or offloading, an 8-bit or fused optimizer, sharding, offload (when the host "
         "has the memory), LoRA/QLoRA, tensor parallelism that divides the heads; combinations when no single "
-        "change is enough; and, when nothing fits the GPUs the rig has, how many GPUs of this kind it needs.",
+        "change is enough (the three cheapest that pass); and, when nothing fits the GPUs the rig has, how "
+        "many GPUs of this kind it needs.",
         references=(
             "Korthikanti et al., Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198",
             "Rajbhandari et al., ZeRO, arXiv:1910.02054",
@@ -262,7 +263,10 @@ class VramFitChecker(Checker):
                 subject=subject,
             )
         else:
-            ceiling = fail_ceiling(memory, usable)  # what the search for fixes may stop short of
+
+            def ceiling(inputs: Any) -> float | None:  # what the search for fixes may stop short of
+                return pass_ceiling(inputs, usable, facts)
+
             found = find_fixes(estimate.inputs, fits, limits, facts=facts, ceiling=ceiling)
             evidence["fixes"] = [
                 {

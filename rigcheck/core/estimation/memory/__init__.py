@@ -58,8 +58,10 @@ def estimate_memory_below(
     """:func:`estimate_memory`, or None when the estimate would come to ``ceiling`` bytes or more on the
     device and that shows half-way: the forward pass of a training step, at the loss, holds the model
     states that no moment frees (every state but the gradients and what is paged out) and every saved
-    activation, so when those alone reach ``ceiling`` the peak, and the device total above it, do too
-    (:meth:`~rigcheck.core.estimation.memory.training.Training.floor`). A search that wants only what
+    activation (:meth:`~rigcheck.core.estimation.memory.training.Training.floor`), so the peak is at
+    least those, and the device total at least that with what the runtime adds to any peak
+    (:func:`~rigcheck.core.estimation.memory.runtime.training_device_floor`); when that reaches
+    ``ceiling``, so does the device total. A search that wants only what
     fits below ``ceiling`` (MEM001's fixes: a training estimate fits only below the usable memory) is
     spared the second half of each estimate that cannot. An estimate made already is returned whatever
     its size; ``ceiling`` None: always made."""
@@ -87,17 +89,20 @@ def estimate_memory_below(
 
 
 def _estimate(inputs: MemoryInputs, facts: Mapping[str, Any], ceiling: float | None) -> MemoryEstimate | None:
-    from rigcheck.core.estimation.memory.runtime import finish
+    from rigcheck.core.estimation.memory.runtime import finish, training_device_floor
 
     if inputs.training:
         from rigcheck.core.estimation.memory.training import Training
 
         training = Training(inputs, facts)
         training.model_states()
-        saved = training.saved_activations()
-        if ceiling is not None and training.floor(saved) >= ceiling:
+        saved, extras = training.saved_activations(), training.forward_extras()
+        if (
+            ceiling is not None
+            and training_device_floor(training.floor(saved, extras), inputs, facts) >= ceiling
+        ):
             return None
-        components, peak, phase, phases, notes, host = training.estimate(saved=saved)
+        components, peak, phase, phases, notes, host = training.estimate(saved=saved, extras=extras)
         return finish(components, peak, phase, inputs, facts, notes, phases=phases, host=host)
     from rigcheck.core.estimation.memory.inference import Inference
 

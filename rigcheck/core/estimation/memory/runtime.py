@@ -15,6 +15,23 @@ from rigcheck.core.estimation.memory.inputs import MemoryInputs
 from rigcheck.core.estimation.memory.result import GIB, Component, MemoryEstimate
 
 
+def _context_gib(inputs: MemoryInputs, runtime: Mapping[str, Any]) -> float:
+    return (
+        inputs.cuda_context_gib if inputs.cuda_context_gib is not None else float(runtime["cuda_context_gib"])
+    )
+
+
+def training_device_floor(peak: float, inputs: MemoryInputs, facts: Mapping[str, Any]) -> float:
+    """The least device total :func:`finish` can give a training step whose peak is at least ``peak``:
+    the allocator's share of it, the CUDA context, and NCCL's buffers where there are other ranks
+    (what it adds to any peak; the engine's own buffers only add to that)."""
+    runtime = facts["runtime"]
+    device = peak * (1 + float(runtime["allocator_overhead"])) + _context_gib(inputs, runtime) * GIB
+    if inputs.world > 1:
+        device += float(runtime["nccl_buffers_gib"]) * GIB
+    return device
+
+
 def finish(
     components: list[Component],
     peak: float,
@@ -28,9 +45,7 @@ def finish(
 ) -> MemoryEstimate:
     runtime = facts["runtime"]
     overhead = float(runtime["allocator_overhead"])
-    context_gib = (
-        inputs.cuda_context_gib if inputs.cuda_context_gib is not None else float(runtime["cuda_context_gib"])
-    )
+    context_gib = _context_gib(inputs, runtime)
     items = list(components)
     vllm = inputs.engine == "vllm" and not inputs.training
     if vllm:  # vLLM's pool is one allocation; the profiler's figures are its own (no allocator slack)

@@ -59,6 +59,23 @@ class _Saved(NamedTuple):
     kept: float
 
 
+class _Forward(NamedTuple):
+    """What the forward pass adds at the loss beside the states and saved activations: the logits
+    (:meth:`Training.logits`), autocast's weight copies (:meth:`Training.weight_copies`), the gathered
+    FSDP units and the dequantised linear, and the gradients accumulated over earlier micro-batches."""
+
+    kept: float
+    logits_fwd: float
+    logits_bwd: float
+    logits_formula: str
+    cached: float
+    copies_saved: float
+    copies_block: float
+    gathered: float
+    dequant: float
+    accumulating: float
+
+
 class Training:
     def __init__(self, inputs: MemoryInputs, facts: Mapping[str, Any]) -> None:
         self.i = inputs
@@ -537,42 +554,77 @@ class Training:
             formula = f"{in_flight} layers x {fmt_bytes(per_layer)} (b={i.micro_batch}, s={i.seq_len}: {described} GiB)"
         return formula + f" + {fmt_bytes(saved.outer)} outside the blocks (ids, final norm, head input)"
 
-    def floor(self, saved: _Saved) -> float:
-        """A lower bound of the step's peak: the forward pass at the loss holds every state that no
-        moment frees (:meth:`held_throughout`) and every saved activation, besides what only adds to them."""
-        return sum(self.held_throughout().values()) + saved.saved + saved.outer
+    def forward_extras(self) -> _Forward:
+        """What :class:`_Forward` holds (after :meth:`model_states`)."""
+        i = self.i
+        kept, logits_fwd, logits_bwd, logits_formula = self.logits()
+        cached, copies_saved, copies_block = self.weight_copies()
+        grads = sum(c.bytes for c in self.states if c.category == "gradients")
+        accumulating = grads if i.grad_accum > 1 and not i.optimizer_in_backward else 0.0
+        return _Forward(
+            kept,
+            logits_fwd,
+            logits_bwd,
+            logits_formula,
+            cached,
+            copies_saved,
+            copies_block,
+            self.gathered(),
+            self.dequant(),
+            accumulating,
+        )
+
+    def _forward_moment(self, saved: _Saved, extras: _Forward) -> dict[str, float]:
+        """What is alive in the forward pass at the loss, by name (the step's "forward" moment)."""
+        return {
+            **self.held_throughout(),
+            "gathered_params": extras.gathered,
+            "dequant_buffer": extras.dequant,
+            "gradients": extras.accumulating,
+            "activations": saved.saved + saved.outer,
+            "weight_copies": extras.cached,
+            "logits": extras.logits_fwd,
+        }
+
+    def floor(self, saved: _Saved, extras: _Forward) -> float:
+        """A lower bound of the step's peak: what the forward pass holds at the loss (every state that no
+        moment frees, :meth:`held_throughout`, the saved activations, the logits, the weight copies,
+        the gathered units, the accumulated gradients), one of the moments the peak is the largest of;
+        summed as :meth:`estimate` sums that moment, so the bound holds to the last bit."""
+        return sum(self._forward_moment(saved, extras).values())
 
     def estimate(
-        self, *, saved: _Saved | None = None
+        self, *, saved: _Saved | None = None, extras: _Forward | None = None
     ) -> tuple[list[Component], float, str, dict[str, float], list[str], float]:
         """The components, the peak, its phase, each phase's peak, the notes and the host bytes;
-        ``saved``: :meth:`model_states` was called already, and this is :meth:`saved_activations`."""
+        ``saved`` and ``extras``: :meth:`model_states` was called already, and these are
+        :meth:`saved_activations` and :meth:`forward_extras`."""
         i, s = self.i, self.shards
-        if saved is None:
+        if saved is None or extras is None:
             self.model_states()
-            saved = self.saved_activations()
+            saved, extras = self.saved_activations(), self.forward_extras()
         tokens, terms, per_layer, outer = saved.tokens, saved.terms, saved.per_layer, saved.outer
         recomputed, formula = saved.recomputed, self._saved_formula(saved)
         saved_bytes = saved.saved
-        kept, logits_fwd, logits_bwd, logits_formula = self.logits()
-        cached, copies_saved, copies_block = self.weight_copies()
-        gathered, dequant = self.gathered(), self.dequant()
+        kept, logits_fwd, logits_bwd, logits_formula = (
+            extras.kept,
+            extras.logits_fwd,
+            extras.logits_bwd,
+            extras.logits_formula,
+        )
+        cached, copies_saved, copies_block = extras.cached, extras.copies_saved, extras.copies_block
+        gathered, dequant, accumulating = extras.gathered, extras.dequant, extras.accumulating
         step, temps = self.step_transient(), self.backward_temporaries(tokens, terms)
         grads = sum(c.bytes for c in self.states if c.category == "gradients")
         fixed = self.held_throughout()
         if i.optimizer_in_backward:  # each parameter is stepped, and its gradient freed, as it arrives
             grads = self._largest_trainable() * (2 if self.true16 else 4)
-        accumulating = grads if i.grad_accum > 1 and not i.optimizer_in_backward else 0.0
         head_grad = accumulating or min(grads, self.head_gradient())
         shared = {**fixed, "gathered_params": gathered, "dequant_buffer": dequant}
         prefetched = {**shared, "gathered_params": self.gathered(blocks=2)}
         block_copies = copies_saved + (copies_block if recomputed else 0.0)
-        forward = {
-            **shared,
-            "gradients": accumulating,
-            "activations": saved_bytes + outer,
-            "weight_copies": cached,
-        }
+        at_loss = self._forward_moment(saved, extras)
+        forward = {key: value for key, value in at_loss.items() if key != "logits"}
         moments: dict[str, dict[str, float]] = {
             "forward, first block": {
                 **shared,
@@ -581,7 +633,7 @@ class Training:
                 "activations": outer,
             },
             "forward, blocks": {**forward, "gathered_params": self.gathered(blocks=3)},
-            "forward": {**forward, "logits": logits_fwd},
+            "forward": at_loss,
             "backward": {
                 **shared,
                 "gradients": accumulating,
