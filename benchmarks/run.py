@@ -17,14 +17,15 @@ and the ratios hold even where the absolute times drift. Comparisons:
   checked in worker processes (issue 20);
 - scale: ``rigcheck check`` on one rig with 1 / 10 / 100 / 1,000 / 4,096 nodes listed one by one, 8
   GPUs each (32,768 GPUs at the top), against the C-loader parse of the same file;
-- a hostile pull request (issue 15, docs/security.md): ``rigcheck lint`` of 10,000 tiny specs, a rig
-  with 20,000 unknown GPU names, and a spec with one 20 MB scalar.
+- a hostile pull request (issue 15, docs/security.md): ``rigcheck lint`` of 10,000 tiny specs (JSON,
+  and the JUnit and Markdown writers, whose memory once grew with the files), a rig with 20,000
+  unknown GPU names, and a spec with one 20 MB scalar.
 
 yamllint and check-jsonschema are compared only when installed (``pip install yamllint
 check-jsonschema``). Targets (issue 20): a cold check of one pair at most 0.3 s and 0.85x
 check-jsonschema validating both files in one invocation; ``--version``, ``rules`` and ``explain``
 under 0.1 s; lint of 2,000 files at most 3 s and 5x the parse floor, under 150 MiB and flat in the
-number of files; 32,768 GPUs at most 2 s, growing linearly.
+number of files (in every streamed format); 32,768 GPUs at most 2 s, growing linearly.
 """
 
 from __future__ import annotations
@@ -246,6 +247,12 @@ def hostile_repository(add: Callable[..., Timing], rigcheck: list[str], quick: b
         for index in range(count):
             (tiny / f"r{index}.yaml").write_text(TINY_RIG.format(index=index), encoding="utf-8")
         add(f"rigcheck lint, {count:,} tiny specs", lint_json, cwd=tiny)
+        for fmt in ("junit", "markdown"):  # the writers that once held every finding as a model
+            add(
+                f"rigcheck lint -f {fmt}, {count:,} tiny specs",
+                [*rigcheck, "lint", "-f", fmt, "-o", os.devnull],
+                cwd=tiny,
+            )
         unknown = repository("unknown")
         nodes = "".join(f"  - {{name: n{i}, gpus: {{model: NoSuchGpu{i}}}}}\n" for i in range(names))
         (unknown / "rig.yaml").write_text(f"apiVersion: rigcheck/v1\nkind: Rig\nname: u\nnodes:\n{nodes}")
@@ -327,14 +334,19 @@ def table(results: list[Timing]) -> str:
             f"{ratio:.1f}x",
             ratio <= 5,
         )
-    many = by.get("rigcheck lint, 10,000 tiny specs")
-    if lint and many:
-        row(
-            "lint memory flat in the number of files (10,000 tiny specs)",
-            f"{many.peak_mib:.0f} MiB",
-            f"{many.peak_mib / lint.peak_mib:.2f}x",
-            many.peak_mib < 150,
-        )
+    for label, what in (
+        ("rigcheck lint", "lint"),
+        ("rigcheck lint -f junit", "junit"),
+        ("rigcheck lint -f markdown", "markdown"),
+    ):
+        many = by.get(f"{label}, 10,000 tiny specs")
+        if lint and many:
+            row(
+                f"{what} memory flat in the number of files (10,000 tiny specs)",
+                f"{many.peak_mib:.0f} MiB",
+                f"{many.peak_mib / lint.peak_mib:.2f}x",
+                many.peak_mib < 150,
+            )
     scale = [
         (int(t.label.split(", ")[1].split()[0]), t)
         for t in results

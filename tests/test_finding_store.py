@@ -274,3 +274,99 @@ def test_the_json_written_from_a_store_is_the_json_of_its_findings(
     from_store = render_json(report.model_copy(update={"findings": store}), RenderOptions())
     assert isinstance(from_list, str) and not isinstance(from_store, str)
     assert "".join(from_store) == from_list
+
+
+def _runs(count: int) -> list[object]:
+    from rigcheck.core.report import RunRecord, Summary
+
+    return [
+        RunRecord(subject=f"rig r{n}", rig=f"r{n}.yaml", verdict="warn", summary=Summary(passed=1, warned=1))
+        for n in range(count)
+    ]
+
+
+def _run_finding(
+    number: int, run: int | None, severity: Severity = Severity.PASS, **changes: object
+) -> Finding:
+    location = Location(
+        file=f"r{run if run is not None else 0}.yaml", line=number + 1, pointer=f"/x/{number}"
+    )
+    values: dict[str, object] = {"run": run, "subject": None, "location": location, **changes}
+    return _finding(number, severity, **values)
+
+
+#: Findings as lint gives them (run indices in order, file problems and suppression findings with
+#: none), out of run order, with no run index at all (a report assembled by other code: grouped by
+#: subject), and a report without runs.
+_ORDERS = {
+    "in run order": [
+        _run_finding(0, None, Severity.FAIL),
+        _run_finding(1, 0),
+        _run_finding(2, 0, Severity.WARN),
+        _run_finding(3, 2, Severity.FAIL, suppressions=(Suppression(kind="inline", reason="known"),)),
+        _run_finding(4, 2, Severity.SKIP),
+        _run_finding(5, 9, Severity.WARN),  # no such run: with the files' problems
+        _run_finding(6, None, Severity.WARN, subject="suppressions"),
+    ],
+    "out of run order": [_run_finding(1, 2), _run_finding(2, 0, Severity.WARN), _run_finding(3, 1)],
+    "no run index": [
+        _finding(1, Severity.FAIL, subject="rig r1"),
+        _finding(2, Severity.WARN, subject="rig r0", location=Location(file="r0.yaml", line=3)),
+        _finding(3, subject="elsewhere"),
+    ],
+    "no findings": [],
+}
+
+
+@pytest.mark.parametrize("runs", [0, 3], ids=["no runs", "3 runs"])
+@pytest.mark.parametrize("order", sorted(_ORDERS))
+@pytest.mark.parametrize("fmt", ["junit", "markdown"])
+def test_junit_and_markdown_from_a_store_are_those_of_the_list(order: str, runs: int, fmt: str) -> None:
+    """JUnit writes a store's suites run by run as it walks it, Markdown takes only the findings it
+    lists: the text is the one the whole list gives, in every order (where the findings are not in run
+    order, JUnit groups them as :func:`group_findings` does)."""
+    from rigcheck.core.render import RenderOptions
+    from rigcheck.core.render.junit import render_junit
+    from rigcheck.core.render.markdown import render_markdown
+    from rigcheck.core.report import build_report
+
+    render = {"junit": render_junit, "markdown": render_markdown}[fmt]
+    findings = _ORDERS[order]
+    report = build_report("lint", findings, Severity.FAIL, runs=_runs(runs))  # type: ignore[arg-type]
+    for limit in (1, 100):
+        store = FindingStore(limit)
+        store.extend(findings)
+        from_store = render(report.model_copy(update={"findings": store}), RenderOptions())
+        assert "".join(from_store) == render(report, RenderOptions())
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "junit", "github", "markdown"])
+def test_writers_take_no_more_memory_for_ten_times_the_runs(fmt: str) -> None:
+    """Memory flat in the number of files (issue 20): a writer walks a lint's store a chunk at a time
+    and holds what it lists, not every finding. 100 and 1,000 runs of 20 passes (one warning, in
+    the first run): the peak Python memory while writing stays within 1.5x (holding every finding as a model, as the
+    JUnit and Markdown writers did, made it 10x)."""
+    import importlib
+    import tracemalloc
+
+    from rigcheck.core.render import RenderOptions
+    from rigcheck.core.report import build_report
+
+    module = {"text": "text", "json": "json", "sarif": "sarif", "junit": "junit", "github": "github"}
+    render = getattr(importlib.import_module(f"rigcheck.core.render.{module.get(fmt, fmt)}"), f"render_{fmt}")
+    peaks = []
+    for runs in (100, 1000):
+        store = FindingStore(500)
+        for run in range(runs):
+            for number in range(20):
+                store.add(_run_finding(number, run, Severity.WARN if run == number == 0 else Severity.PASS))
+        report = build_report("lint", store, Severity.FAIL, runs=_runs(runs))  # type: ignore[arg-type]
+        tracemalloc.start()
+        try:
+            text = render(report, RenderOptions())
+            for _ in [] if isinstance(text, str) else text:
+                pass
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+    assert peaks[1] < 1.5 * peaks[0], peaks

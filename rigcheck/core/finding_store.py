@@ -290,3 +290,19 @@ def findings_where(
         for row in rows:
             if row[_SEVERITY] in severities and not (counting and row[_SUPPRESSIONS]):
                 yield unpack_one(row)
+
+
+def findings_listed(findings: _Walked, severities: Collection[Severity]) -> tuple[list[Finding], bool]:
+    """In one walk of a store: its findings whose severity is one of ``severities`` or that are
+    suppressed, in order, made into findings again; and whether any finding of the store carries a
+    run index (a Markdown report lists a lint's warnings, failures and suppressions, and groups them
+    by run)."""
+    listed: list[Finding] = []
+    indexed = False
+    for rows in findings.row_chunks():
+        for row in rows:
+            if row[_RUN] is not None:
+                indexed = True
+            if row[_SEVERITY] in severities or row[_SUPPRESSIONS]:
+                listed.append(unpack_one(row))
+    return listed, indexed

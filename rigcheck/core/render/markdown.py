@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import os
 
+from rigcheck.core.finding_store import findings_listed
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.render import RenderOptions, materialized, relative_path, shown_path
+from rigcheck.core.render import RenderOptions, relative_path, shown_path
 from rigcheck.core.render.escape import escape_markdown
 from rigcheck.core.render.junit import group_findings
 from rigcheck.core.report import Report
@@ -31,17 +32,27 @@ _KINDS = {"inline": "inline comment", "file": "file comment", "waiver": "waiver"
 
 
 def render_markdown(report: Report, options: RenderOptions) -> str:
-    report = materialized(report)  # rendered up to ten times, at smaller row limits, until it fits
+    report, indexed = listed_only(report)  # rendered up to ten times, at smaller row limits, until it fits
     text = ""
     for limit in _ROW_LIMITS:
-        text = _render(report, options, limit)
+        text = _render(report, options, limit, indexed)
         if len(text) <= _BUDGET:
             return text
     cut = text[:_BUDGET].rsplit("\n", 1)[0]
     return cut + "\n\n... the rest is cut: the comment would be longer than GitHub allows.\n"
 
 
-def _render(report: Report, options: RenderOptions, limit: int | None) -> str:
+def listed_only(report: Report) -> tuple[Report, bool | None]:
+    """``report`` with only the findings a table lists (warnings, failures, suppressed findings) in a
+    list, and whether its findings carry run indices (None: :func:`group_findings` can tell). A lint's
+    findings are a store (maybe on disk) and mostly passes: they are walked once and not held."""
+    if isinstance(report.findings, list):
+        return report, None
+    listed, indexed = findings_listed(report.findings, _ICONS)
+    return report.model_copy(update={"findings": listed}), indexed
+
+
+def _render(report: Report, options: RenderOptions, limit: int | None, indexed: bool | None) -> str:
     summary = report.summary
     lines = [
         f"## rigcheck: {_HEADINGS[report.verdict]}",
@@ -50,7 +61,7 @@ def _render(report: Report, options: RenderOptions, limit: int | None) -> str:
         f"{summary.skipped} not checked, {summary.suppressed} suppressed "
         f"(exit {report.exit_code} with `--fail-on {report.fail_on}`)",
     ]
-    for subject, findings in group_findings(report):
+    for subject, findings in group_findings(report, indexed=indexed):
         shown = [finding for finding in findings if finding.counts and finding.severity in _ICONS]
         shown.sort(key=lambda finding: -finding.severity.rank)
         lines += ["", f"### {_inline(subject)}", ""]

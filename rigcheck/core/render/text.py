@@ -8,7 +8,9 @@ from a spec, a path or a plugin goes through :func:`~rigcheck.core.render.escape
 
 from __future__ import annotations
 
+import functools
 import os
+from collections.abc import Callable
 
 from rigcheck.core.finding_store import findings_where
 from rigcheck.core.findings import Finding, Severity
@@ -150,6 +152,7 @@ def _render_lint(report: Report, options: RenderOptions) -> str:
     marks = _MARKS if options.unicode else _ASCII
     shown = (Severity.WARN, Severity.FAIL) if not options.show_passes else tuple(Severity)
     lines = [f"rigcheck {report.tool.version}: {_e(report.subject)}"]
+    path_of = functools.cache(shown_path)  # each file as often as its findings are listed; this report only
     by_run: dict[int | None, list[Finding]] = {}  # only what is listed: one walk, the rest not held
     for finding in findings_where(report.findings, shown, counting=True):
         by_run.setdefault(finding.run, []).append(finding)
@@ -158,7 +161,7 @@ def _render_lint(report: Report, options: RenderOptions) -> str:
         lines.append("")
         lines.append(paint("files and config", "1"))
         for finding in outside:
-            lines.extend(_finding_lines(finding, marks, paint, options.verbose))
+            lines.extend(_finding_lines(finding, marks, paint, options.verbose, path_of))
     for index, run in enumerate(report.runs):
         findings = by_run.get(index, [])
         verdict = _VERDICT[run.verdict]
@@ -168,7 +171,7 @@ def _render_lint(report: Report, options: RenderOptions) -> str:
         lines.append("")
         lines.append(f"{paint(verdict, color + ';1')} {paint(_e(run.subject), '1')}  ({where}{suppressed})")
         for finding in findings:
-            lines.extend(_finding_lines(finding, marks, paint, options.verbose))
+            lines.extend(_finding_lines(finding, marks, paint, options.verbose, path_of))
         elsewhere = (
             run.summary.warned
             + run.summary.failed
@@ -202,7 +205,13 @@ def _join(lines: list[str]) -> str:
     return "\n".join(guard_line(line) for line in lines) + "\n"
 
 
-def _finding_lines(finding: Finding, marks: dict[Severity, str], paint, verbose: bool) -> list[str]:  # type: ignore[no-untyped-def]
+def _finding_lines(  # type: ignore[no-untyped-def]
+    finding: Finding,
+    marks: dict[Severity, str],
+    paint,
+    verbose: bool,
+    path_of: Callable[[str], str] = shown_path,
+) -> list[str]:
     mark = paint(marks[finding.severity], _COLORS[finding.severity])
     lines = [f"  {mark} {paint(_e(finding.code), _COLORS[finding.severity])} {_e(finding.message)}"]
     if finding.suppressions:
@@ -210,14 +219,14 @@ def _finding_lines(finding: Finding, marks: dict[Severity, str], paint, verbose:
         lines[0] += paint(f"  [suppressed ({_e(first.kind)}): {_e(first.reason)}]", "2")
     location = finding.location
     if location is not None and location.file:
-        where = f"{_e(shown_path(location.file))}:{location.line}:{location.column}"
+        where = f"{_e(path_of(location.file))}:{location.line}:{location.column}"
         pointer = f"  {_e(location.pointer)}" if location.pointer else ""
         lines.append(paint(f"      at {where}{pointer}", "2"))
         for other in finding.related:  # the other file of a rig + workload finding
             if other.file and other.file != location.file:
                 lines.append(
                     paint(
-                        f"      with {_e(shown_path(other.file))}:{other.line}:{other.column}  "
+                        f"      with {_e(path_of(other.file))}:{other.line}:{other.column}  "
                         f"{_e(other.pointer)}",
                         "2",
                     )
