@@ -18,7 +18,7 @@ and the ratios hold even where the absolute times drift. Comparisons:
 - scale: ``rigcheck check`` on one rig with 1 / 10 / 100 / 1,000 / 4,096 nodes listed one by one, 8
   GPUs each (32,768 GPUs at the top), against the C-loader parse of the same file;
 - a hostile pull request (issue 15, docs/security.md): ``rigcheck lint`` of 10,000 tiny specs (JSON,
-  and the JUnit and Markdown writers, whose memory once grew with the files), a rig with 20,000
+  and the JUnit, Markdown and HTML writers, whose memory once grew with the files), a rig with 20,000
   unknown GPU names, and a spec with one 20 MB scalar.
 
 yamllint and check-jsonschema are compared only when installed (``pip install yamllint
@@ -247,7 +247,7 @@ def hostile_repository(add: Callable[..., Timing], rigcheck: list[str], quick: b
         for index in range(count):
             (tiny / f"r{index}.yaml").write_text(TINY_RIG.format(index=index), encoding="utf-8")
         add(f"rigcheck lint, {count:,} tiny specs", lint_json, cwd=tiny)
-        for fmt in ("junit", "markdown"):  # the writers that once held every finding as a model
+        for fmt in ("junit", "markdown", "html"):  # the writers that once held every finding as a model
             add(
                 f"rigcheck lint -f {fmt}, {count:,} tiny specs",
                 [*rigcheck, "lint", "-f", fmt, "-o", os.devnull],
@@ -338,6 +338,7 @@ def table(results: list[Timing]) -> str:
         ("rigcheck lint", "lint"),
         ("rigcheck lint -f junit", "junit"),
         ("rigcheck lint -f markdown", "markdown"),
+        ("rigcheck lint -f html", "html"),
     ):
         many = by.get(f"{label}, 10,000 tiny specs")
         if lint and many:

@@ -11,7 +11,7 @@ Iterating gives them back in order, one chunk in memory at a time, as often as a
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from typing import IO, Any, overload
 
 from rigcheck.core.findings import Finding, Location, Severity, restore
@@ -290,6 +290,21 @@ def findings_where(
         for row in rows:
             if row[_SEVERITY] in severities and not (counting and row[_SUPPRESSIONS]):
                 yield unpack_one(row)
+
+
+def findings_matching(
+    findings: Iterable[Finding], keep: Callable[[Severity, str, bool, int | None], bool]
+) -> list[Finding]:
+    """The findings for which ``keep(severity, code, suppressed, run)`` holds, in order; from a store,
+    only those rows are made into findings again (a lint's HTML page draws a few of its findings)."""
+    if not isinstance(findings, _Walked):
+        return [f for f in findings if keep(f.severity, f.code, bool(f.suppressions), f.run)]
+    return [
+        unpack_one(row)
+        for rows in findings.row_chunks()
+        for row in rows
+        if keep(row[_SEVERITY], row[_CODE], bool(row[_SUPPRESSIONS]), row[_RUN])
+    ]
 
 
 def findings_listed(findings: _Walked, severities: Collection[Severity]) -> tuple[list[Finding], bool]:

@@ -40,11 +40,12 @@ def _number(value: float, unit: str = "") -> str:
 
 def render_html(report: Report, options: RenderOptions) -> str:
     """``rigcheck check`` and ``rigcheck lint`` (a report with runs) as a page."""
-    from rigcheck.core.findings import Severity
     from rigcheck.core.render import materialized, shown_path
     from rigcheck.core.render.escape import escape_text
     from rigcheck.core.render.html import views
 
+    if report.runs:
+        return _render_lint(report)
     report = materialized(report)  # the views walk the findings several times
     counted = [finding for finding in report.findings if finding.counts]
     problems, passed = views.families(counted)
@@ -63,8 +64,28 @@ def render_html(report: Report, options: RenderOptions) -> str:
         "suppressed": [views.finding_view(f) for f in report.findings if not f.counts],
         "bar_width": views.BAR_WIDTH,
     }
-    if not report.runs:
-        return environment().get_template("check.html.j2").render(**context)
+    return environment().get_template("check.html.j2").render(**context)
+
+
+def _render_lint(report: Report) -> str:
+    """A lint's page: the matrix of runs, then each run's memory bars, speeds and problems. Of the
+    report's findings (a store, maybe on disk, mostly passes) only those it draws are taken, in one
+    walk: the counting warnings and failures, those of the drawn rules, the problems outside runs."""
+    from rigcheck.core.finding_store import findings_matching
+    from rigcheck.core.findings import Severity
+    from rigcheck.core.render.escape import escape_text
+    from rigcheck.core.render.html import views
+
+    def drawn(severity: Severity, code: str, suppressed: bool, run: int | None) -> bool:
+        if suppressed:
+            return False
+        return (
+            severity in (Severity.FAIL, Severity.WARN)
+            or code in views.DRAWN_CODES
+            or (run is None and severity is not Severity.PASS)
+        )
+
+    counted = findings_matching(report.findings, drawn)
     runs = []
     by_run: dict[int, list[Any]] = {}  # grouped once: filtering every finding per run was quadratic
     for finding in counted:
@@ -86,7 +107,21 @@ def render_html(report: Report, options: RenderOptions) -> str:
             }
         )
     outside, _ = views.families([f for f in counted if f.run is None and f.severity is not Severity.PASS])
-    return environment().get_template("lint.html.j2").render(runs=runs, outside=outside, **context)
+    return (
+        environment()
+        .get_template("lint.html.j2")
+        .render(
+            title=escape_text(str(report.subject)),
+            tool=f"rigcheck {report.tool.version}",
+            verdict=report.verdict,
+            summary=report.summary,
+            fail_on=report.fail_on,
+            exit_code=report.exit_code,
+            bar_width=views.BAR_WIDTH,
+            runs=runs,
+            outside=outside,
+        )
+    )
 
 
 def render_estimate(result: dict[str, Any]) -> str:

@@ -142,6 +142,10 @@ def memory_bar(
     )
 
 
+#: The rules whose findings :func:`bars_of` and :func:`speeds_of` draw, whatever their severity.
+DRAWN_CODES = frozenset({"MEM001", "BW001", "BW003"})
+
+
 def bars_of(findings: Sequence[Finding]) -> list[MemoryBar]:
     """A bar per MEM001 finding that carries a breakdown."""
     bars = []
