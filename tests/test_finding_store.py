@@ -372,3 +372,24 @@ def test_writers_take_no_more_memory_for_ten_times_the_runs(fmt: str) -> None:
         finally:
             tracemalloc.stop()
     assert peaks[2] < 1.5 * peaks[1] + 8 * (sizes[2] - sizes[1]), (peaks, sizes)
+
+
+def test_junit_from_a_store_without_a_temporary_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where no temporary file can be made, JUnit's suites wait in memory: the same text."""
+    import tempfile
+
+    from rigcheck.core.render import RenderOptions
+    from rigcheck.core.render.junit import render_junit
+    from rigcheck.core.report import build_report
+
+    findings = _ORDERS["in run order"]
+    report = build_report("lint", findings, Severity.FAIL, runs=_runs(3))  # type: ignore[arg-type]
+    store = FindingStore(100)
+    store.extend(findings)
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", refused)
+    from_store = render_junit(report.model_copy(update={"findings": store}), RenderOptions())
+    assert "".join(from_store) == render_junit(report, RenderOptions())

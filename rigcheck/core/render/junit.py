@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import IO
 
 from rigcheck.core.findings import Finding, Severity
 from rigcheck.core.render import RenderOptions, relative_path
@@ -49,9 +50,14 @@ def _streamed(report: Report, options: RenderOptions) -> Iterator[str]:
     findings are walked, one run's findings in memory at a time, into a temporary file, then the
     document around them; memory does not grow with the repository (issue 20). The text is
     :func:`_document`'s for the groups :func:`group_findings` makes."""
+    import io
     import tempfile
 
-    with tempfile.TemporaryFile("w+", encoding="utf-8", prefix="rigcheck-junit-") as spool:
+    try:
+        spool: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8", prefix="rigcheck-junit-")  # noqa: SIM115
+    except OSError:  # no writable temporary folder: the suites wait in memory instead
+        spool = io.StringIO()
+    with spool:
         first = [True]
 
         def write(suite: str) -> None:
