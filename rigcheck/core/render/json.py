@@ -13,6 +13,7 @@ both are written a chunk at a time into the same text, so the writer's memory do
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
 from typing import Any
@@ -30,10 +31,30 @@ from rigcheck.core.report import Report, RunRecord
 #: come out nested as deep as the report's own (no re-indenting pass over the text: 36 MB for a lint of
 #: 2,000 files), and the wrapper is cut off.
 _FINDINGS = TypeAdapter(dict[str, list[Finding]])
-#: A store's findings are written from their rows' values (:func:`row_values`): serializing the values
-#: of a model's fields gives the model's JSON, and making 2 models per finding again cost a lint of
-#: 2,000 files 0.1 s.
-_FINDING_VALUES = TypeAdapter(dict[str, list[dict[str, Any]]])
+
+
+@functools.cache  # built when a lint's store is first written (a check's report never needs it)
+def _finding_values() -> TypeAdapter[Any]:
+    """How a store's findings are written from their rows' values (:func:`row_values`): the values of a
+    model's fields serialize to the model's JSON; making 2 models per finding again cost a lint of
+    2,000 files 0.1 s. The values are typed as the model's fields are (a dict typed by the fields of
+    Finding, its location's by those of Location): pydantic-core writes them a quarter faster than
+    as ``dict[str, Any]`` (0.17 s instead of 0.22 s for a lint of 2,000 files), the same text."""
+    from typing_extensions import TypedDict
+
+    from rigcheck.core.findings import Location
+
+    def typed(name: str, model: Any, **replaced: Any) -> Any:
+        fields = {key: field.annotation for key, field in model.model_fields.items()}
+        make: Any = TypedDict
+        return make(name, {**fields, **replaced})
+
+    location = typed("LocationValues", Location)
+    finding = typed("FindingValues", Finding, location=location | None)
+    values: Any = dict[str, list[finding]]  # type: ignore[valid-type]  # a class made at run time
+    return TypeAdapter(values)
+
+
 _RUNS = TypeAdapter(dict[str, list[RunRecord]])
 _WRAPPER_HEAD = '{\n  "items": [\n  '
 _WRAPPER_TAIL = "\n  ]\n}"
@@ -83,7 +104,7 @@ _Chunk = tuple[list[Any], TypeAdapter[Any], Callable[[], list[Any]] | None]
 def _finding_chunks(findings: Sequence[Finding]) -> Iterator[_Chunk]:
     if hasattr(findings, "row_chunks"):  # a FindingStore or FindingChain
         for rows in findings.row_chunks():
-            yield [row_values(row) for row in rows], _FINDING_VALUES, partial(unpack, rows)
+            yield [row_values(row) for row in rows], _finding_values(), partial(unpack, rows)
     else:
         for chunk in _chunks(findings):
             yield chunk, _FINDINGS, None
