@@ -308,16 +308,15 @@ def findings_matching(
 
 
 def findings_listed(findings: _Walked, severities: Collection[Severity]) -> tuple[list[Finding], bool]:
-    """In one walk of a store: its findings whose severity is one of ``severities`` or that are
-    suppressed, in order, made into findings again; and whether any finding of the store carries a
-    run index (a Markdown report lists a lint's warnings, failures and suppressions, and groups them
-    by run)."""
-    listed: list[Finding] = []
+    """In one walk of a store (:func:`findings_matching`): its findings whose severity is one of
+    ``severities`` or that are suppressed, and whether any finding of the store carries a run index (a
+    Markdown report lists a lint's warnings, failures and suppressions, and groups them by run)."""
     indexed = False
-    for rows in findings.row_chunks():
-        for row in rows:
-            if row[_RUN] is not None:
-                indexed = True
-            if row[_SEVERITY] in severities or row[_SUPPRESSIONS]:
-                listed.append(unpack_one(row))
+
+    def keep(severity: Severity, code: str, suppressed: bool, run: int | None) -> bool:
+        nonlocal indexed
+        indexed = indexed or run is not None
+        return severity in severities or suppressed
+
+    listed = findings_matching(findings, keep)
     return listed, indexed

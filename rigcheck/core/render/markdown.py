@@ -32,7 +32,7 @@ _KINDS = {"inline": "inline comment", "file": "file comment", "waiver": "waiver"
 
 
 def render_markdown(report: Report, options: RenderOptions) -> str:
-    report, indexed = listed_only(report)  # rendered up to ten times, at smaller row limits, until it fits
+    report, indexed = _listed_only(report)  # rendered up to ten times, at smaller row limits, until it fits
     text = ""
     for limit in _ROW_LIMITS:
         text = _render(report, options, limit, indexed)
@@ -42,7 +42,7 @@ def render_markdown(report: Report, options: RenderOptions) -> str:
     return cut + "\n\n... the rest is cut: the comment would be longer than GitHub allows.\n"
 
 
-def listed_only(report: Report) -> tuple[Report, bool | None]:
+def _listed_only(report: Report) -> tuple[Report, bool | None]:
     """``report`` with only the findings a table lists (warnings, failures, suppressed findings) in a
     list, and whether its findings carry run indices (None: :func:`group_findings` can tell). A lint's
     findings are a store (maybe on disk) and mostly passes: they are walked once and not held."""

@@ -50,21 +50,31 @@ def render_html(report: Report, options: RenderOptions) -> str:
     counted = [finding for finding in report.findings if finding.counts]
     problems, passed = views.families(counted)
     context: dict[str, Any] = {
-        "title": escape_text(str(report.subject)),
-        "tool": f"rigcheck {report.tool.version}",
-        "verdict": report.verdict,
-        "summary": report.summary,
-        "fail_on": report.fail_on,
-        "exit_code": report.exit_code,
+        **_page(report),
         "inputs": [(item.kind, escape_text(shown_path(item.path))) for item in report.inputs],
         "bars": views.bars_of(counted),
         "speeds": views.speeds_of(counted),
         "problems": problems,
         "passed": passed,
         "suppressed": [views.finding_view(f) for f in report.findings if not f.counts],
-        "bar_width": views.BAR_WIDTH,
     }
     return environment().get_template("check.html.j2").render(**context)
+
+
+def _page(report: Report) -> dict[str, Any]:
+    """What every report page shows: its title, the tool, the verdict and its totals."""
+    from rigcheck.core.render.escape import escape_text
+    from rigcheck.core.render.html import views
+
+    return {
+        "title": escape_text(str(report.subject)),
+        "tool": f"rigcheck {report.tool.version}",
+        "verdict": report.verdict,
+        "summary": report.summary,
+        "fail_on": report.fail_on,
+        "exit_code": report.exit_code,
+        "bar_width": views.BAR_WIDTH,
+    }
 
 
 def _render_lint(report: Report) -> str:
@@ -107,21 +117,8 @@ def _render_lint(report: Report) -> str:
             }
         )
     outside, _ = views.families([f for f in counted if f.run is None and f.severity is not Severity.PASS])
-    return (
-        environment()
-        .get_template("lint.html.j2")
-        .render(
-            title=escape_text(str(report.subject)),
-            tool=f"rigcheck {report.tool.version}",
-            verdict=report.verdict,
-            summary=report.summary,
-            fail_on=report.fail_on,
-            exit_code=report.exit_code,
-            bar_width=views.BAR_WIDTH,
-            runs=runs,
-            outside=outside,
-        )
-    )
+    template = environment().get_template("lint.html.j2")
+    return template.render(runs=runs, outside=outside, **_page(report))
 
 
 def render_estimate(result: dict[str, Any]) -> str:
