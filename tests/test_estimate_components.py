@@ -742,43 +742,79 @@ def test_a_search_with_a_ceiling_finds_the_same_fixes() -> None:
 
 
 def _every_fix(inputs: MemoryInputs, fits: Any, limits: Limits, limit: int = 3) -> list[Any]:
-    """find_fixes without its shortcuts: every candidate estimated, every combination of two (and of three
-    when nothing fits yet) estimated in full, then the ``limit`` cheapest distinct ones."""
-    from itertools import combinations
+    """find_fixes without its shortcuts: every candidate estimated in full, every combination of two (and
+    of three when nothing fits yet); the micro-batch and the sequence length tried at every value, from
+    the largest down (no halving), alone and, where no value fits alone, in each combination; then the
+    ``limit`` cheapest distinct ones."""
+    from itertools import combinations, product
 
-    from rigcheck.core.estimation.fixes import Fix, _best, _candidates, _conflict, host_fits
+    from rigcheck.core.estimation.fixes import Fix, _best, _candidates, host_fits
 
     def ok(estimate: MemoryEstimate) -> bool:
         return fits(estimate) and host_fits(estimate, limits)
 
-    candidates = sorted(
-        _candidates(inputs, limits, ok), key=lambda c: c.cost
-    )  # as the descriptions list them
+    def fitting(changes: dict[str, Any]) -> MemoryEstimate | None:
+        try:
+            estimate = estimate_memory(inputs.changed(**changes))
+        except ValueError:
+            return None
+        return estimate if ok(estimate) else None
 
-    def fitting(combos: Any) -> list[Fix]:
-        out = []
-        for combo in combos:
-            changes: dict[str, Any] = {}
-            for candidate in combo:
-                changes.update(candidate.changes)
-            try:
-                estimate = estimate_memory(inputs.changed(**changes))
-            except ValueError:
-                continue
-            if ok(estimate):
-                cost = sum(c.cost for c in combo)
-                out.append(Fix(changes, " + ".join(c.description for c in combo), estimate, cost))
-        return out
+    def micro(value: int) -> tuple[dict[str, Any], str]:
+        accum = inputs.grad_accum * -(-inputs.micro_batch // value)
+        same = "the same" if value * accum == inputs.micro_batch * inputs.grad_accum else "about the same"
+        return {"micro_batch": value, "grad_accum": accum}, (
+            f"batch.micro {value} with batch.grad_accum {accum} ({same} global batch)"
+        )
 
-    found = fitting((candidate,) for candidate in candidates)
+    def sequence(value: int) -> tuple[dict[str, Any], str]:
+        return {"seq_len": value}, f"batch.seq_len {value:,} (shorter sequences)"
+
+    # (cost, changes and description of each value, largest first) per integer setting
+    integers = []
+    if inputs.micro_batch > 1:
+        integers.append((1, [micro(v) for v in range(inputs.micro_batch - 1, 0, -1)]))
+    if inputs.seq_len > 1024:
+        integers.append((2, [sequence(v) for v in range((inputs.seq_len - 1) // 256 * 256, 1023, -256)]))
+    fixed = [
+        (c.cost, [(c.changes, c.description)])
+        for c in _candidates(inputs, limits, ok)
+        if c.name not in ("micro-batch", "sequence")
+    ]
+    found: list[Fix] = []
+    unsolved = []
+    for cost, values in integers:
+        fix = next(((v, e) for v in values if (e := fitting(v[0])) is not None), None)
+        if fix is None:
+            unsolved.append((cost, values))
+        else:
+            found.append(Fix(fix[0][0], fix[0][1], fix[1], cost))
+    for cost, values in fixed:
+        if (estimate := fitting(values[0][0])) is not None:
+            found.append(Fix(values[0][0], values[0][1], estimate, cost))
+    members = sorted(unsolved + fixed, key=lambda member: member[0])  # in find_fixes' order
+    members = [m for m in members if not any(f.description == m[1][0][1] for f in found)]
     if len(_best(found, limit)) < limit:
-        single = {fix.description for fix in found}
         for size in (2, 3):
-            found += fitting(
-                combo
-                for combo in combinations(candidates, size)
-                if not _conflict(combo) and not any(c.description in single for c in combo)
-            )
+            for combo in combinations(members, size):
+                keys = [key for _, values in combo for key in values[0][0]]
+                if len(keys) != len(set(keys)):
+                    continue  # two changes of one setting
+                settings = [i for i, (_, values) in enumerate(combo) if len(values) > 1]
+                options = []  # the last setting at each value, largest first; any before it at its least
+                for i, (_, values) in enumerate(combo):
+                    if settings and i == settings[-1]:
+                        options.append(values)
+                    else:
+                        options.append(values[-1:])
+                for picked in product(*options):
+                    changes: dict[str, Any] = {}
+                    for change, _ in picked:
+                        changes.update(change)
+                    if (estimate := fitting(changes)) is not None:
+                        cost = sum(c for c, _ in combo)
+                        found.append(Fix(changes, " + ".join(d for _, d in picked), estimate, cost))
+                        break
             if found:
                 break
     return _best(found, limit)
@@ -816,6 +852,42 @@ def test_the_search_finds_the_cheapest_fixes(usable_gib: int) -> None:
         assert costs == sorted(costs)
         searched += 1
     assert searched >= 12
+
+
+def test_a_micro_batch_that_fits_at_no_value_alone_joins_other_changes() -> None:
+    """LoRA on Llama-2-7B, micro-batch 6 x 8,192 tokens, on a 24 GiB card: no micro-batch fits as the
+    workload stands, nor checkpointing alone (its 6 x 8,192 layer inputs and logits stay), so the search
+    used to offer no change at all ("choose a GPU with more memory"). Combined, the micro-batch takes
+    the largest value that fits with the other change: each fix is re-estimated and passes, and one
+    more micro-batch with the same other changes does not."""
+    usable = 24 * GIB
+
+    def fits(estimate: MemoryEstimate) -> bool:
+        return fit_verdict(estimate, usable, FACTS).severity == "pass"
+
+    inputs = MemoryInputs(
+        preset("llama-2-7b"),
+        task="lora",
+        micro_batch=6,
+        seq_len=8192,
+        lora_rank=16,
+        lora_targets=("all-linear",),
+    )
+    alone = [inputs.changed(micro_batch=1, grad_accum=6), inputs.changed(activation_checkpointing="full")]
+    assert not any(fits(estimate_memory(changed)) for changed in [inputs, *alone])
+    limits = Limits(gpus=1, gpus_per_node=1, host_gib_per_node=64)
+    found = find_fixes(inputs, fits, limits, facts=FACTS, ceiling=lambda i: pass_ceiling(i, usable, FACTS))
+    assert found
+    combined = [fix for fix in found if "micro_batch" in fix.changes and len(fix.changes) > 2]
+    assert combined, [fix.description for fix in found]
+    for fix in found:
+        assert fits(estimate_memory(inputs.changed(**fix.changes))), fix.description
+    for fix in combined:
+        micro = fix.changes["micro_batch"]
+        assert fix.changes["grad_accum"] == -(-6 // micro)  # the same global batch, or just above it
+        if micro < 5:
+            more = {**fix.changes, "micro_batch": micro + 1, "grad_accum": -(-6 // (micro + 1))}
+            assert not fits(estimate_memory(inputs.changed(**more))), fix.description
 
 
 def test_fit_verdict_range() -> None:

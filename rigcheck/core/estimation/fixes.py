@@ -54,13 +54,27 @@ Ceiling = Callable[[MemoryInputs], float | None]
 
 
 @dataclass(frozen=True)
+class _Setting:
+    """An integer setting a fix gives the largest value that fits: a multiple of ``step`` from ``least``
+    up to ``upper``; ``changes`` gives what a value changes and its description."""
+
+    least: int
+    upper: int
+    step: int
+    changes: Callable[[int], tuple[dict[str, Any], str]]
+
+
+@dataclass(frozen=True)
 class _Candidate:
-    """A change to try on the workload, and how costly it is to make."""
+    """A change to try on the workload, and how costly it is to make. With ``setting``, an integer
+    setting that fits at no value on its own: combined with other changes, it takes the largest value
+    that fits with them (``changes`` and ``description`` are those of its least value)."""
 
     name: str
     changes: dict[str, Any]
     description: str
     cost: int
+    setting: _Setting | None = None
 
 
 def _heads_allow(inputs: MemoryInputs, tp: int) -> bool:
@@ -70,19 +84,47 @@ def _heads_allow(inputs: MemoryInputs, tp: int) -> bool:
 
 
 def _largest(
-    inputs: MemoryInputs, name: str, fits: Fits, upper: int, *, step: int = 1, ceiling: Ceiling | None = None
+    inputs: MemoryInputs,
+    setting: _Setting,
+    fits: Fits,
+    *,
+    facts: Any = None,
+    ceiling: Ceiling | None = None,
+    least_fits: bool = False,
 ) -> int:
-    """The largest multiple of ``step`` (at most ``upper``) an integer setting can take and fit; 0 if none."""
-    low, high = 0, upper // step
+    """The largest value of ``setting`` that fits ``inputs`` (each value estimated with every change it
+    makes: a smaller micro-batch with its gradient accumulation); 0 if none from its least value up.
+    ``least_fits``: the least value is known to fit. Fitting is taken to be monotone in the value (less
+    of it never needs more memory), so the boundary is found by halving."""
+    step = setting.step
+    low, high = -(-setting.least // step), setting.upper // step
+    if low > high:
+        return 0
+    if not least_fits:
+        estimate = _estimate(inputs, setting.changes(low * step)[0], facts, ceiling)
+        if estimate is None or not fits(estimate):
+            return 0
     while low < high:
         middle = (low + high + 1) // 2
-        change: dict[str, Any] = {name: middle * step}  # one integer field of MemoryInputs
-        estimate = _estimate(inputs, change, None, ceiling)
+        estimate = _estimate(inputs, setting.changes(middle * step)[0], facts, ceiling)
         if estimate is not None and fits(estimate):
             low = middle
         else:
             high = middle - 1
     return low * step
+
+
+def _integer(
+    name: str, setting: _Setting, cost: int, inputs: MemoryInputs, fits: Fits, ceiling: Ceiling | None
+) -> _Candidate:
+    """The candidate of an integer setting: at the largest value that fits on its own, or, where none
+    does, one left to solve with the changes it is combined with (:func:`_solve`)."""
+    best = _largest(inputs, setting, fits, ceiling=ceiling)
+    if best:
+        changes, description = setting.changes(best)
+        return _Candidate(name, changes, description, cost)
+    changes, description = setting.changes(setting.least)
+    return _Candidate(name, changes, description, cost, setting)
 
 
 def host_fits(estimate: MemoryEstimate, limits: Limits) -> bool:
@@ -95,35 +137,36 @@ def host_fits(estimate: MemoryEstimate, limits: Limits) -> bool:
     return estimate.host * ranks <= limits.host_gib_per_node * GIB
 
 
+def _micro_batches(inputs: MemoryInputs) -> _Setting:
+    """Smaller micro-batches, each with the gradient accumulation that keeps the global batch (about)
+    the same: ``grad_accum`` x ceil(micro / value)."""
+
+    def changes(value: int) -> tuple[dict[str, Any], str]:
+        accum = inputs.grad_accum * -(-inputs.micro_batch // value)
+        same = "the same" if value * accum == inputs.micro_batch * inputs.grad_accum else "about the same"
+        return (
+            {"micro_batch": value, "grad_accum": accum},
+            f"batch.micro {value} with batch.grad_accum {accum} ({same} global batch)",
+        )
+
+    return _Setting(1, inputs.micro_batch - 1, 1, changes)
+
+
 def _candidates(
     inputs: MemoryInputs, limits: Limits, fits: Fits, ceiling: Ceiling | None = None
 ) -> list[_Candidate]:
     out: list[_Candidate] = []
     if inputs.training:
         if inputs.micro_batch > 1:
-            best = _largest(inputs, "micro_batch", fits, inputs.micro_batch - 1, ceiling=ceiling)
-            if best >= 1:
-                factor = -(-inputs.micro_batch // best)
-                accum = inputs.grad_accum * factor
-                same = (
-                    "the same" if best * accum == inputs.micro_batch * inputs.grad_accum else "about the same"
-                )
-                out.append(
-                    _Candidate(
-                        "micro-batch",
-                        {"micro_batch": best, "grad_accum": accum},
-                        f"batch.micro {best} with batch.grad_accum {accum} ({same} global batch)",
-                        1,
-                    )
-                )
+            out.append(_integer("micro-batch", _micro_batches(inputs), 1, inputs, fits, ceiling))
         if inputs.seq_len > 1024:
-            best = _largest(inputs, "seq_len", fits, inputs.seq_len - 1, step=256, ceiling=ceiling)
-            if best >= 1024:
-                out.append(
-                    _Candidate(
-                        "sequence", {"seq_len": best}, f"batch.seq_len {best:,} (shorter sequences)", 2
-                    )
-                )
+            sequence = _Setting(
+                1024,
+                inputs.seq_len - 1,
+                256,
+                lambda value: ({"seq_len": value}, f"batch.seq_len {value:,} (shorter sequences)"),
+            )
+            out.append(_integer("sequence", sequence, 2, inputs, fits, ceiling))
         if inputs.loss == "standard":
             out.append(
                 _Candidate("chunked loss", {"loss": "chunked"}, "loss: chunked (per-chunk cross-entropy)", 1)
@@ -234,23 +277,25 @@ def _candidates(
             )
     else:
         if inputs.concurrency > 1:
-            best = _largest(inputs, "concurrency", fits, inputs.concurrency - 1)
-            if best >= 1:
-                out.append(
-                    _Candidate("concurrency", {"concurrency": best}, f"inference.concurrency {best}", 1)
-                )
+            concurrency = _Setting(
+                1,
+                inputs.concurrency - 1,
+                1,
+                lambda value: ({"concurrency": value}, f"inference.concurrency {value}"),
+            )
+            out.append(_integer("concurrency", concurrency, 1, inputs, fits, None))
         context = inputs.context_len or inputs.seq_len
         if context > 1024:
-            best = _largest(inputs, "context_len", fits, context - 1, step=256)
-            if best >= 1024:
-                out.append(
-                    _Candidate(
-                        "context",
-                        {"context_len": best},
-                        f"inference.context_len {best:,} (shorter sequences)",
-                        2,
-                    )
-                )
+            shorter = _Setting(
+                1024,
+                context - 1,
+                256,
+                lambda value: (
+                    {"context_len": value},
+                    f"inference.context_len {value:,} (shorter sequences)",
+                ),
+            )
+            out.append(_integer("context", shorter, 2, inputs, fits, None))
         if inputs.engine == "vllm" and limits.usable and limits.outside:
             # vLLM's share must leave room beside it for the context and CUDA graphs
             highest = int((1 - limits.outside / limits.usable) * 100) / 100
@@ -306,7 +351,9 @@ def find_fixes(
     then fewer settings changed, then less memory, one per set of settings (:func:`_best`). Every
     single change is tried; combinations of two when fewer than ``limit`` singles fit, taken
     cheapest first and only while one could still be among the ``limit`` cheapest; of three when
-    neither a single change nor a pair fits.
+    neither a single change nor a pair fits. An integer setting that fits at no value on its own (a
+    micro-batch, when even 1 does not fit as the workload stands) takes, in a combination, the largest
+    value that fits with the other changes: checkpointing with micro-batch 2 fits where neither does.
 
     ``ceiling``: for a candidate's inputs, the device bytes from which ``fits`` cannot pass it (MEM001:
     :func:`rigcheck.core.estimate.pass_ceiling`); a candidate whose states and saved activations alone
@@ -319,6 +366,8 @@ def find_fixes(
     candidates = sorted(_candidates(inputs, limits, ok, ceiling), key=lambda c: c.cost)
     found: list[Fix] = []
     for candidate in candidates:
+        if candidate.setting is not None:  # fits at no value on its own
+            continue
         estimate = _estimate(inputs, candidate.changes, facts, ceiling)
         if estimate is not None and ok(estimate):
             found.append(Fix(candidate.changes, candidate.description, estimate, candidate.cost))
@@ -336,16 +385,46 @@ def find_fixes(
                 cost = sum(c.cost for c in combo)
                 if len(best) == limit and cost > best[-1].cost:
                     break  # every fix left costs more than the ones kept
-                changes: dict[str, Any] = {}
-                for c in combo:
-                    changes.update(c.changes)
-                estimate = _estimate(inputs, changes, facts, ceiling)
-                if estimate is not None and ok(estimate):
-                    found.append(Fix(changes, " + ".join(c.description for c in combo), estimate, cost))
+                fix = _combined(inputs, combo, ok, facts, ceiling)
+                if fix is not None:
+                    found.append(fix)
                     best = _best(found, limit)
             if found:
                 break
     return _best(found, limit)
+
+
+def _combined(
+    inputs: MemoryInputs, combo: tuple[_Candidate, ...], ok: Fits, facts: Any, ceiling: Ceiling | None
+) -> Fix | None:
+    """The combination as a fix, or None where it does not fit. Its last integer setting left to
+    solve takes the largest value that fits with the other changes; any before it, their least."""
+    changes: dict[str, Any] = {}
+    for candidate in combo:
+        changes.update(candidate.changes)
+    descriptions = [candidate.description for candidate in combo]
+    solve = [index for index, candidate in enumerate(combo) if candidate.setting is not None]
+    if solve:
+        last = combo[solve[-1]]
+        assert last.setting is not None
+        estimate = _estimate(inputs, changes, facts, ceiling)  # at its least value
+        if estimate is None or not ok(estimate):
+            return None
+        others = {key: value for key, value in changes.items() if key not in last.changes}
+        try:
+            base = inputs.changed(**others)
+        except ValueError:
+            return None
+        value = _largest(base, last.setting, ok, facts=facts, ceiling=ceiling, least_fits=True)
+        solved, descriptions[solve[-1]] = last.setting.changes(value)
+        if value != last.setting.least:
+            changes.update(solved)
+            estimate = _estimate(inputs, changes, facts, ceiling)
+    else:
+        estimate = _estimate(inputs, changes, facts, ceiling)
+    if estimate is None or not ok(estimate):
+        return None
+    return Fix(changes, " + ".join(descriptions), estimate, sum(c.cost for c in combo))
 
 
 def _best(fixes: list[Fix], limit: int) -> list[Fix]:

@@ -50,8 +50,9 @@ VRAM_FIT = Rule(
         "largest micro-batch (or concurrency, or context) that fits, chunked or fused loss, flash attention, "
         "activation checkpointing or offloading, an 8-bit or fused optimizer, sharding, offload (when the host "
         "has the memory), LoRA/QLoRA, tensor parallelism that divides the heads; combinations when no single "
-        "change is enough (the three cheapest that pass); and, when nothing fits the GPUs the rig has, how "
-        "many GPUs of this kind it needs.",
+        "change is enough (the three cheapest that pass), where a micro-batch or length that fits at no value "
+        "on its own takes the largest value that fits with the other changes; and, when nothing fits the GPUs "
+        "the rig has, how many GPUs of this kind it needs.",
         references=(
             "Korthikanti et al., Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198",
             "Rajbhandari et al., ZeRO, arXiv:1910.02054",
