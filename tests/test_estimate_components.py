@@ -744,7 +744,8 @@ def test_a_search_with_a_ceiling_finds_the_same_fixes() -> None:
 def _every_fix(inputs: MemoryInputs, fits: Any, limits: Limits, limit: int = 3) -> list[Any]:
     """find_fixes without its shortcuts: every candidate estimated in full, every combination of two (and
     of three when nothing fits yet); the micro-batch and the sequence length tried at every value, from
-    the largest down (no halving), alone and, where no value fits alone, in each combination; then the
+    the largest down (no halving), alone and, where no value fits alone, in each combination (serving:
+    the concurrency and the context length); then the
     ``limit`` cheapest distinct ones."""
     from itertools import combinations, product
 
@@ -770,16 +771,30 @@ def _every_fix(inputs: MemoryInputs, fits: Any, limits: Limits, limit: int = 3) 
     def sequence(value: int) -> tuple[dict[str, Any], str]:
         return {"seq_len": value}, f"batch.seq_len {value:,} (shorter sequences)"
 
+    def concurrency(value: int) -> tuple[dict[str, Any], str]:
+        return {"concurrency": value}, f"inference.concurrency {value}"
+
+    def context(value: int) -> tuple[dict[str, Any], str]:
+        return {"context_len": value}, f"inference.context_len {value:,} (shorter sequences)"
+
     # (cost, changes and description of each value, largest first) per integer setting
     integers = []
-    if inputs.micro_batch > 1:
-        integers.append((1, [micro(v) for v in range(inputs.micro_batch - 1, 0, -1)]))
-    if inputs.seq_len > 1024:
-        integers.append((2, [sequence(v) for v in range((inputs.seq_len - 1) // 256 * 256, 1023, -256)]))
+    batch, length = (
+        (inputs.micro_batch, inputs.seq_len)
+        if inputs.training
+        else (inputs.concurrency, inputs.context_len or inputs.seq_len)
+    )
+    if batch > 1:
+        integers.append(
+            (1, [(micro if inputs.training else concurrency)(v) for v in range(batch - 1, 0, -1)])
+        )
+    if length > 1024:
+        shorter = sequence if inputs.training else context
+        integers.append((2, [shorter(v) for v in range((length - 1) // 256 * 256, 1023, -256)]))
     fixed = [
         (c.cost, [(c.changes, c.description)])
         for c in _candidates(inputs, limits, ok)
-        if c.name not in ("micro-batch", "sequence")
+        if c.name not in ("micro-batch", "sequence", "concurrency", "context")
     ]
     found: list[Fix] = []
     unsolved = []
@@ -852,6 +867,36 @@ def test_the_search_finds_the_cheapest_fixes(usable_gib: int) -> None:
         assert costs == sorted(costs)
         searched += 1
     assert searched >= 12
+
+
+@pytest.mark.parametrize("usable_gib", [10, 16, 22])
+def test_the_search_finds_the_cheapest_fixes_for_serving(usable_gib: int) -> None:
+    """As for training: serving Llama-3-8B, the concurrency and the context length tried at every value
+    by the brute force, halved by find_fixes, alone and in combinations."""
+    from rigcheck.core.estimation import memory as memory_module
+
+    usable = usable_gib * GIB
+
+    def fits(estimate: MemoryEstimate) -> bool:
+        return fit_verdict(estimate, usable, FACTS).severity == "pass"
+
+    limits = Limits(gpus=2, gpus_per_node=2)
+    searched = 0
+    for concurrency, context in ((64, 8192), (8, 32768), (256, 4096), (1, 16384)):
+        inputs = MemoryInputs(
+            preset("llama-3-8b"), task="inference", concurrency=concurrency, context_len=context
+        )
+        if fits(estimate_memory(inputs)):
+            continue
+        memory_module._MADE.clear()
+        expected = _every_fix(inputs, fits, limits)
+        memory_module._MADE.clear()
+        found = find_fixes(inputs, fits, limits, facts=FACTS)
+        assert [(f.changes, f.description, f.cost) for f in found] == [
+            (f.changes, f.description, f.cost) for f in expected
+        ], (concurrency, context)
+        searched += 1
+    assert searched >= 3
 
 
 def test_a_micro_batch_that_fits_at_no_value_alone_joins_other_changes() -> None:
