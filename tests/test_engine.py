@@ -216,3 +216,62 @@ def test_a_built_in_checker_runs_under_the_armed_timer_or_none(timeout_s: float)
     expected = {"good": "ran", "boom": "crashed", "wrong": "invalid-result"}
     assert status == ({**expected, "slow": "timed-out"} if timeout_s else expected)
     assert ("TST004", Severity.WARN) in [(f.code, f.severity) for f in report.findings]
+
+
+NAP_A, NAP_B, HANG = rule("TST005"), rule("TST006"), rule("TST007")
+
+
+class _Sleeper(Checker):
+    """Sleeps ``seconds`` under its own ``timeout_s``, then passes."""
+
+    seconds = 0.0
+
+    def check(self, ctx):  # type: ignore[no-untyped-def]
+        time.sleep(self.seconds)
+        yield self.rules[0].passed("woke up")
+
+
+class NapA(_Sleeper):
+    name, rules, timeout_s, seconds = "nap-a", (NAP_A,), 0.3, 0.15
+
+
+class NapB(_Sleeper):
+    name, rules, timeout_s, seconds = "nap-b", (NAP_B,), 5.0, 0.3
+
+
+class Hang(_Sleeper):
+    name, rules, timeout_s, seconds = "hang", (HANG,), 0.2, 30.0
+
+
+class SleepersPlugin:
+    @hookimpl
+    def rigcheck_checkers(self, register):  # type: ignore[no-untyped-def]
+        for checker in (NapA(), NapB(), Hang()):
+            register(checker)
+
+
+def test_built_in_checkers_share_one_timer_and_each_keeps_its_own_limit() -> None:
+    """The run's timer is set for nap-a's deadline (0.3 s) and goes off while nap-b (0.3 s of its 5 s)
+    runs: nap-b is not cut, and the timer is set again for its deadline; hang is cut at its own 0.2 s,
+    not at nap-b's deadline 4.7 s later. Afterwards no timer is left set and the previous SIGALRM handler is back."""
+    import dataclasses
+    import signal
+
+    registry = PluginHost(autoload=False, builtins=(), extra_plugins=[("sleepers", SleepersPlugin())]).load()
+    registry.checkers = [
+        dataclasses.replace(entry, plugin=dataclasses.replace(entry.plugin, builtin=True))
+        for entry in registry.checkers
+    ]
+    before = signal.getsignal(signal.SIGALRM)
+    started = time.perf_counter()
+    report = run_checks(
+        parse_spec(MINIMAL_RIG, "rig.yaml"), None, registry, build_catalog(registry), RunOptions(timeout_s=10)
+    )
+    elapsed = time.perf_counter() - started
+    status = {run.name: run.status for run in report.checkers}
+    assert status == {"nap-a": "ran", "nap-b": "ran", "hang": "timed-out"}
+    hung = next(run for run in report.checkers if run.name == "hang")
+    assert 180 <= hung.duration_ms < 1000  # cut at its 0.2 s
+    assert elapsed < 2
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    assert signal.getsignal(signal.SIGALRM) is before

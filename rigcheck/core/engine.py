@@ -88,30 +88,55 @@ def _on_alarm(signum: int, frame: Any) -> None:
     raise CheckerTimeout()
 
 
+class _Deadlines:
+    """One interval timer for a run's built-in checkers. Each checker sets its own deadline; the timer
+    is set only when that deadline comes before the alarm already set (two system calls per checker
+    were 1-3% of a lint). An alarm raises :class:`CheckerTimeout` only in a checker past its deadline;
+    in one that started later it is set again for that checker's deadline, and between checkers it
+    does nothing. So each checker is cut at its own limit, as with a timer set around each."""
+
+    def __init__(self) -> None:
+        self.deadline: float | None = None  # the running checker's, on time.monotonic()
+        self.alarm_at: float | None = None  # when the timer set goes off
+
+    def start(self, seconds: float) -> None:
+        now = time.monotonic()
+        self.deadline = now + seconds
+        if self.alarm_at is None or self.deadline < self.alarm_at:
+            signal.setitimer(signal.ITIMER_REAL, seconds)
+            self.alarm_at = self.deadline
+
+    def stop(self) -> None:
+        self.deadline = None
+
+    def on_alarm(self, signum: int, frame: Any) -> None:
+        self.alarm_at = None
+        deadline = self.deadline
+        if deadline is None:  # between checkers, or in one without a limit
+            return
+        left = deadline - time.monotonic()
+        if left <= 0:
+            self.deadline = None
+            raise CheckerTimeout()
+        signal.setitimer(signal.ITIMER_REAL, left)
+        self.alarm_at = deadline
+
+
 @contextlib.contextmanager
-def _alarm_handler() -> Iterator[bool]:
-    """Install the SIGALRM handler once for a whole run, so each checker only arms the timer (True:
-    installed, and :func:`_call_armed` may be used inside)."""
+def _alarm_handler() -> Iterator[_Deadlines | None]:
+    """Install the SIGALRM handler once for a whole run, and the timer its built-in checkers share
+    (None where there can be none: off the main thread, or no ``setitimer``)."""
     if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
-        yield False
+        yield None
         return
-    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    deadlines = _Deadlines()
+    previous = signal.signal(signal.SIGALRM, deadlines.on_alarm)
     try:
-        yield True
+        yield deadlines
     finally:
+        if deadlines.alarm_at is not None:
+            signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
-
-
-def _call_armed(function: Callable[[], T], seconds: float | None) -> T:
-    """:func:`call_with_timeout` inside :func:`_alarm_handler`: the handler is in place, so only the
-    interval timer is armed (no ``signal.getsignal`` per checker)."""
-    if not seconds or seconds <= 0:
-        return function()
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        return function()
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 def call_with_timeout(function: Callable[[], T], seconds: float | None) -> T:
@@ -341,7 +366,7 @@ def _run_one(
     entry: CheckerEntry,
     ctx: CheckContext,
     options: RunOptions,
-    armed: bool = False,
+    armed: _Deadlines | None = None,
     hosted: list[bool] | None = None,
 ) -> tuple[CheckerStatus, list[Finding]]:
     """One checker on one context: its status and the findings it produced (a fault finding when it
@@ -355,21 +380,21 @@ def _run_one(
     started = time.perf_counter()
     untrusted = not plugin.builtin
     try:
-        # a built-in checker on the main thread: only the timer is armed (the handler is in place)
-        if not untrusted and armed and timeout and timeout > 0:
-            signal.setitimer(signal.ITIMER_REAL, timeout)
+        # a built-in checker on the main thread: its deadline on the run's timer (the handler is in place)
+        if not untrusted and armed is not None and timeout and timeout > 0:
+            armed.start(timeout)
             try:
                 items = _collect(checker, plugin.name, ctx)
             finally:
-                signal.setitimer(signal.ITIMER_REAL, 0)
+                armed.stop()
         elif untrusted and options.isolate_plugins and can_isolate():
             items = _from_child(
                 call_in_child(lambda: _to_child(_collect(checker, plugin.name, ctx), codes), timeout)
             )
         elif untrusted:
             items = call_watched(lambda: _collect(checker, plugin.name, ctx), timeout)
-        elif armed:
-            items = _call_armed(lambda: _collect(checker, plugin.name, ctx), timeout)
+        elif armed is not None:  # a built-in checker without a limit
+            items = _collect(checker, plugin.name, ctx)
         else:
             items = call_with_timeout(lambda: _collect(checker, plugin.name, ctx), timeout)
     except (CheckerTimeout, WatchdogTimeout):
