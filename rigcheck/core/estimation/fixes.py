@@ -90,35 +90,66 @@ def _largest(
     *,
     facts: Any = None,
     ceiling: Ceiling | None = None,
-    least_fits: bool = False,
 ) -> int:
     """The largest value of ``setting`` that fits ``inputs`` (each value estimated with every change it
     makes: a smaller micro-batch with its gradient accumulation); 0 if none from its least value up.
-    ``least_fits``: the least value is known to fit. Fitting is taken to be monotone in the value (less
-    of it never needs more memory), so the boundary is found by halving."""
+
+    Fitting is taken to be monotone in the value (less of it never needs more memory). Predicted,
+    then verified, as :func:`rigcheck.core.estimate.largest_micro_batch`: the least value and the
+    next give the value where the device total would reach ``ceiling`` if it grew in a straight line;
+    from there the step doubles towards the boundary and the last gap is halved. Without a ceiling,
+    or where the total does not grow, the range is halved from the start."""
     step = setting.step
     low, high = -(-setting.least // step), setting.upper // step
-    if low > high:
-        return 0
-    if not least_fits:
-        estimate = _estimate(inputs, setting.changes(low * step)[0], facts, ceiling)
+    device: dict[int, float] = {}
+
+    def ok(k: int) -> bool:  # k x step fits (an estimate that fits is kept: asking again is free)
+        estimate = _estimate(inputs, setting.changes(k * step)[0], facts, ceiling)
         if estimate is None or not fits(estimate):
-            return 0
-    while low < high:
-        middle = (low + high + 1) // 2
-        estimate = _estimate(inputs, setting.changes(middle * step)[0], facts, ceiling)
-        if estimate is not None and fits(estimate):
-            low = middle
+            return False
+        device[k] = estimate.device
+        return True
+
+    if low > high or not ok(low):
+        return 0
+    if low == high or not ok(low + 1):
+        return low * step
+    limit = ceiling(inputs.changed(**setting.changes(low * step)[0])) if ceiling else None
+    slope = device[low + 1] - device[low]
+    fitting, failing = low + 1, high + 1  # fitting fits; failing does not (or lies past the range)
+    if limit is not None and slope > 0:
+        guess = min(high, max(low + 2, low + int((limit - device[low]) // slope)))
+        jump = 1
+        if ok(guess):
+            fitting = guess
+            while fitting < high:
+                ahead = min(fitting + jump, high)
+                if not ok(ahead):
+                    failing = ahead
+                    break
+                fitting, jump = ahead, jump * 2
         else:
-            high = middle - 1
-    return low * step
+            failing = guess
+            while failing - jump > fitting:
+                behind = failing - jump
+                if ok(behind):
+                    fitting = behind
+                    break
+                failing, jump = behind, jump * 2
+    while failing - fitting > 1:
+        middle = (fitting + failing) // 2
+        if ok(middle):
+            fitting = middle
+        else:
+            failing = middle
+    return fitting * step
 
 
 def _integer(
     name: str, setting: _Setting, cost: int, inputs: MemoryInputs, fits: Fits, ceiling: Ceiling | None
 ) -> _Candidate:
     """The candidate of an integer setting: at the largest value that fits on its own, or, where none
-    does, one left to solve with the changes it is combined with (:func:`_solve`)."""
+    does, one left to solve with the changes it is combined with (:func:`_combined`)."""
     best = _largest(inputs, setting, fits, ceiling=ceiling)
     if best:
         changes, description = setting.changes(best)
@@ -415,7 +446,7 @@ def _combined(
             base = inputs.changed(**others)
         except ValueError:
             return None
-        value = _largest(base, last.setting, ok, facts=facts, ceiling=ceiling, least_fits=True)
+        value = _largest(base, last.setting, ok, facts=facts, ceiling=ceiling)  # its least fits
         solved, descriptions[solve[-1]] = last.setting.changes(value)
         if value != last.setting.least:
             changes.update(solved)
