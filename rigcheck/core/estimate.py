@@ -19,6 +19,7 @@ from typing import Any
 
 from rigcheck.core.catalog import GpuSpec
 from rigcheck.core.estimation.architecture import Architecture, resolve_architecture
+from rigcheck.core.estimation.largest import largest_fitting
 from rigcheck.core.estimation.memory import GIB, MemoryEstimate, MemoryInputs, estimate_memory
 from rigcheck.core.estimation.throughput import DecodeSpeed, TrainingSpeed, decode_speed, training_speed
 from rigcheck.core.estimation.topology import Topology
@@ -454,50 +455,18 @@ def largest_micro_batch(
     """The largest micro-batch (training) or concurrency (inference) that fits; 0 if none. ``fits``
     decides (MEM001 passes it its verdict); by default the need must fit ``capacity``.
 
-    Predicted, then verified: the need at 1 and 2 gives the value where it would reach ``capacity``
-    if it grew in a straight line; from there the step doubles towards the boundary (up while it
-    fits, down while it does not) and the last gap is halved. Where the need is affine in the value
-    this takes about four estimates instead of twice the bits of the answer; where it is not (chunked
-    loss, full recomputation) the walk still ends on the boundary, as the doubling search from 1 did
-    (the answer is the same wherever fitting is monotone in the value: tests/test_estimate_components.py).
+    Predicted from the need at 1 and 2, then verified (:func:`~rigcheck.core.estimation.largest.largest_fitting`):
+    about four estimates where the need is affine in the value; where it is not (chunked loss, full
+    recomputation) the walk still ends on the boundary, as the doubling search from 1 did (the answer is
+    the same wherever fitting is monotone in the value: tests/test_estimate_components.py).
     """
     decide = fits or (lambda estimate: required_bytes(estimate) <= capacity)
     needs: dict[int, float] = {}
-    known: dict[int, bool] = {}
 
     def ok(value: int) -> bool:
-        if value not in known:
-            trial = (
-                inputs.changed(micro_batch=value) if inputs.training else inputs.changed(concurrency=value)
-            )
-            estimate = estimate_memory(trial)
-            needs[value] = required_bytes(estimate)
-            known[value] = decide(estimate)
-        return known[value]
+        trial = inputs.changed(micro_batch=value) if inputs.training else inputs.changed(concurrency=value)
+        estimate = estimate_memory(trial)
+        needs[value] = required_bytes(estimate)
+        return decide(estimate)
 
-    if not ok(1):
-        return 0
-    if limit < 2 or not ok(2):
-        return 1
-    slope = needs[2] - needs[1]
-    # No growth from 1 to 2 (a peak the value does not move yet): no prediction, step up from 2.
-    guess = 2 if slope <= 0 else min(limit, max(2, 1 + int((capacity - needs[1]) // slope)))
-    if ok(guess):
-        low, step = guess, 1 if slope > 0 else 2
-        while low < limit and ok(min(low + step, limit)):
-            low, step = min(low + step, limit), step * 2
-        if low >= limit:
-            return limit
-        high = min(low + step, limit)
-    else:
-        high, step = guess, 1
-        while not ok(max(high - step, 2)):
-            high, step = max(high - step, 2), step * 2
-        low = max(high - step, 2)
-    while high - low > 1:
-        middle = (low + high) // 2
-        if ok(middle):
-            low = middle
-        else:
-            high = middle
-    return low
+    return largest_fitting(ok, needs.__getitem__, 1, limit, capacity) or 0

@@ -16,6 +16,7 @@ import itertools
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from rigcheck.core.estimation.largest import largest_fitting
 from rigcheck.core.estimation.memory import GIB, MemoryEstimate, MemoryInputs, estimate_memory_below
 from rigcheck.core.lean_dataclass import dataclass, field
 
@@ -93,56 +94,23 @@ def _largest(
 ) -> int:
     """The largest value of ``setting`` that fits ``inputs`` (each value estimated with every change it
     makes: a smaller micro-batch with its gradient accumulation); 0 if none from its least value up.
-
-    Fitting is taken to be monotone in the value (less of it never needs more memory). Predicted,
-    then verified, as :func:`rigcheck.core.estimate.largest_micro_batch`: the least value and the
-    next give the value where the device total would reach ``ceiling`` if it grew in a straight line;
-    from there the step doubles towards the boundary and the last gap is halved. Without a ceiling,
-    or where the total does not grow, the range is halved from the start."""
+    Predicted from the device totals at the least value and the next against the pass ceiling, then
+    verified (:func:`~rigcheck.core.estimation.largest.largest_fitting`; stepping up from the least
+    value where there is no ceiling)."""
     step = setting.step
     low, high = -(-setting.least // step), setting.upper // step
     device: dict[int, float] = {}
 
-    def ok(k: int) -> bool:  # k x step fits (an estimate that fits is kept: asking again is free)
+    def ok(k: int) -> bool:  # k x step fits
         estimate = _estimate(inputs, setting.changes(k * step)[0], facts, ceiling)
         if estimate is None or not fits(estimate):
             return False
         device[k] = estimate.device
         return True
 
-    if low > high or not ok(low):
-        return 0
-    if low == high or not ok(low + 1):
-        return low * step
-    limit = ceiling(inputs.changed(**setting.changes(low * step)[0])) if ceiling else None
-    slope = device[low + 1] - device[low]
-    fitting, failing = low + 1, high + 1  # fitting fits; failing does not (or lies past the range)
-    if limit is not None and slope > 0:
-        guess = min(high, max(low + 2, low + int((limit - device[low]) // slope)))
-        jump = 1
-        if ok(guess):
-            fitting = guess
-            while fitting < high:
-                ahead = min(fitting + jump, high)
-                if not ok(ahead):
-                    failing = ahead
-                    break
-                fitting, jump = ahead, jump * 2
-        else:
-            failing = guess
-            while failing - jump > fitting:
-                behind = failing - jump
-                if ok(behind):
-                    fitting = behind
-                    break
-                failing, jump = behind, jump * 2
-    while failing - fitting > 1:
-        middle = (fitting + failing) // 2
-        if ok(middle):
-            fitting = middle
-        else:
-            failing = middle
-    return fitting * step
+    limit = ceiling(inputs.changed(**setting.changes(low * step)[0])) if ceiling and low <= high else None
+    best = largest_fitting(ok, device.__getitem__, low, high, limit)
+    return 0 if best is None else best * step
 
 
 def _integer(
