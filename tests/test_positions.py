@@ -24,3 +24,23 @@ def test_index_of_a_one_or_many_field_written_as_a_mapping_is_dropped() -> None:
     assert pointer_for_data_path(data, ("nodes", 0, "gpus", 0, "model")) == "/nodes/0/gpus/model"
     assert pointer_for_data_path(data, ("nodes", 0, "psu", 1, "watts")) == "/nodes/0/psu/1/watts"
     assert pointer_for_data_path(data, ("nodes", 0, "missing", "deeper")) == "/nodes/0/missing/deeper"
+
+
+def test_a_spec_document_locates_a_pointer_once_and_as_the_source_map_does() -> None:
+    """SpecDocument.locate keeps each location it makes (twin nodes and checkers ask again); what it
+    returns is what the source map gives: the key's line, or the nearest written ancestor's."""
+    from rigcheck.core.documents import parse_spec
+
+    text = (
+        "apiVersion: rigcheck/v1\nkind: Rig\nname: r\nnodes:\n"
+        "  - name: a\n    gpus: {model: RTX 4090, count: 1}\n    memory_gib: 64\n"
+    )
+    doc = parse_spec(text, "rig.yaml")
+    first = doc.locate("/nodes/0/memory_gib")
+    assert (first.file, first.line, first.column, first.pointer) == ("rig.yaml", 7, 5, "/nodes/0/memory_gib")
+    assert doc.locate("/nodes/0/memory_gib") is first
+    absent = doc.locate("/nodes/0/psu/watts")  # not written: the node's own position, its pointer kept
+    assert (absent.line, absent.column, absent.pointer) == (5, 5, "/nodes/0/psu/watts")
+    again = parse_spec(text, "rig.yaml")  # another document: its own locations
+    assert again.locate("/nodes/0/memory_gib") == first
+    assert again.locate("/nodes/0/memory_gib") is not first

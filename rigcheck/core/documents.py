@@ -17,7 +17,7 @@ from rigcheck.core import spec_codes
 from rigcheck.core.errors import MAX_MESSAGE, Problem, SpecError
 from rigcheck.core.fields import did_you_mean
 from rigcheck.core.findings import Location, new_location
-from rigcheck.core.lean_dataclass import dataclass
+from rigcheck.core.lean_dataclass import dataclass, field
 from rigcheck.core.loader import YamlDocument, YamlTrap, load_yaml_file, load_yaml_text
 from rigcheck.core.positions import pointer_for_data_path, pointer_from_path
 
@@ -34,6 +34,9 @@ class SpecDocument:
     yaml: YamlDocument
     kind: str
     model: Any  # Rig | Workload
+    #: The locations made so far, by pointer: checkers and the twins of a node point at the same fields
+    #: again (53,251 pointers for 77,868 findings of the 4,096-node rig). Locations are frozen.
+    _located: dict[str, Location] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def path(self) -> str:
@@ -57,8 +60,11 @@ class SpecDocument:
 
     def locate(self, pointer: str) -> Location:
         """The location of ``pointer`` (or of its nearest written ancestor) in this file."""
-        _, mark = self.yaml.source_map.locate(pointer)
-        return new_location(self.path, mark.line, mark.column, pointer)
+        where = self._located.get(pointer)
+        if where is None:
+            _, mark = self.yaml.source_map.locate(pointer)
+            where = self._located[pointer] = new_location(self.path, mark.line, mark.column, pointer)
+        return where
 
     def summary(self) -> SpecSummary:
         return SpecSummary(self.path, self.kind, self.name, self.sha256)
