@@ -61,7 +61,7 @@ class Checker:
         ``physical_build`` checker."""
         if not self.physical_build:
             return list(ctx.nodes)
-        return [node for node in ctx.nodes if not node.hosted]
+        return list(ctx.built_nodes)
 
 
 class PerNodeChecker(Checker):

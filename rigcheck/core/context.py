@@ -91,9 +91,13 @@ class NodeView:
         return self.spec.count
 
     @cached_property
+    def written_name(self) -> str:
+        """The node group's name, or ``nodes[INDEX]`` where it has none."""
+        return self.spec.name if self.spec.name else f"nodes[{self.index}]"
+
+    @cached_property
     def label(self) -> str:
-        name = self.spec.name or f"nodes[{self.index}]"
-        return f"node {name}" + (f" (x{self.count})" if self.count > 1 else "")
+        return f"node {self.written_name}" + (f" (x{self.count})" if self.count > 1 else "")
 
     @property
     def hosted(self) -> bool:
@@ -153,6 +157,11 @@ class CheckContext:
     @property
     def documents(self) -> list[SpecDocument]:
         return [doc for doc in (self.rig_doc, self.workload_doc) if doc is not None]
+
+    @cached_property
+    def built_nodes(self) -> list[NodeView]:
+        """The node groups that are not cloud instances (what a ``physical_build`` checker walks)."""
+        return [node for node in self.nodes if not node.hosted]
 
     @cached_property
     def subject(self) -> str:
@@ -376,7 +385,7 @@ class _Stamp:
 
 
 def _name_of(node: NodeView) -> str:
-    return node.spec.name if node.spec.name else f"nodes[{node.index}]"
+    return node.written_name
 
 
 def _renamed(value: Any, old: str, new: str) -> Any:
