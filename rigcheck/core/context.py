@@ -326,7 +326,7 @@ class _Stamp:
         self.node = node
         self.findings = findings
         self.verified = False
-        self.name = _name_of(node)
+        self.name = node.written_name
         #: Per finding, what changes from node to node: the texts naming the node, whether the evidence
         #: does, the location and related locations under the node's pointer, and the fields set on the copy.
         self.plans = []
@@ -362,7 +362,7 @@ class _Stamp:
     def onto(self, node: NodeView) -> list[Finding]:
         """The findings as checking ``node`` gives them: copies (no validation: the values are the first
         node's, of known types) with the node's name and locations."""
-        name, old = _name_of(node), self.name
+        name, old = node.written_name, self.name
         locate, at = self.ctx.rig_doc.locate, node.pointer
         out = []
         for finding, (texts, evidence, suffix, related, fields_set) in zip(
@@ -382,10 +382,6 @@ class _Stamp:
                 )
             out.append(restore(Finding, values, set(fields_set)))
         return out
-
-
-def _name_of(node: NodeView) -> str:
-    return node.written_name
 
 
 def _renamed(value: Any, old: str, new: str) -> Any:

@@ -35,7 +35,7 @@ class SpecDocument:
     kind: str
     model: Any  # Rig | Workload
     #: The locations made so far, by pointer: checkers and the twins of a node point at the same fields
-    #: again (53,251 pointers for 77,868 findings of the 4,096-node rig). Locations are frozen.
+    #: again (the 4,096-node rig asks for 77,868 locations at 53,251 pointers). Locations are frozen.
     _located: dict[str, Location] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
