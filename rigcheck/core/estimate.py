@@ -74,6 +74,21 @@ def _implied(name: str, value: Any, framework: str, basis: str | None) -> str:
     return f"{name} {value}: the {framework} default" + (f"; {basis}" if basis else "")
 
 
+#: One architecture of each set of fields (bounded): the estimator's parts are kept by the values they
+#: read (:mod:`rigcheck.core.estimation.memory.reads`), and an architecture that is the same object
+#: compares at once where an equal one compares field by field.
+_ARCHITECTURES: dict[Architecture, Architecture] = {}
+
+
+def _one_of(arch: Architecture) -> Architecture:
+    known = _ARCHITECTURES.get(arch)
+    if known is None:
+        if len(_ARCHITECTURES) >= 256:
+            _ARCHITECTURES.clear()
+        known = _ARCHITECTURES[arch] = arch
+    return known
+
+
 def memory_inputs(workload: Any, arch: Architecture, *, gpus_per_node: int = 8) -> MemoryInputs:
     """The estimator's inputs from a validated Workload model: what the workload states, else what its
     framework does by default (said in ``implied``), else rigcheck's defaults (said in ``assumed``)."""
@@ -128,7 +143,7 @@ def memory_inputs(workload: Any, arch: Architecture, *, gpus_per_node: int = 8) 
     if lora_dropout is None:
         lora_dropout = float(pick("lora_dropout", 0.0, False, 0.0)) if frozen else 0.0
     return MemoryInputs(
-        arch=arch,
+        arch=_one_of(arch),
         task=workload.task,
         precision=pick("precision", workload.precision, "precision" in stated, workload.precision),
         optimizer=optimizer,

@@ -70,7 +70,7 @@ def estimate_memory_below(
     if facts is None:
         facts = rule_facts.load_rule_facts("memory")
     if rule_facts._READS is not None:  # recording which facts are read: every read must happen
-        return _estimate(inputs, facts, None)
+        return _estimate(inputs, facts, None, kept=False)
     try:
         # the types too: 1 == 1.0 == True, but a formula may print them differently
         key = (inputs, tuple(map(type, vars(inputs).values())), id(facts))
@@ -88,20 +88,32 @@ def estimate_memory_below(
     return estimate
 
 
-def _estimate(inputs: MemoryInputs, facts: Mapping[str, Any], ceiling: float | None) -> MemoryEstimate | None:
+def _estimate(
+    inputs: MemoryInputs, facts: Mapping[str, Any], ceiling: float | None, *, kept: bool = True
+) -> MemoryEstimate | None:
     from rigcheck.core.estimation.memory.runtime import finish, training_device_floor
 
     if inputs.training:
-        from rigcheck.core.estimation.memory.training import Training
+        from rigcheck.core.estimation.memory import training as step
 
-        training = Training(inputs, facts)
-        training.model_states()
-        saved, extras = training.saved_activations(), training.forward_extras()
-        if (
-            ceiling is not None
-            and training_device_floor(training.floor(saved, extras), inputs, facts) >= ceiling
-        ):
-            return None
+        if kept:  # the parts of the forward moment, kept by what they read (:mod:`.reads`)
+            states, saved = _states(inputs, facts), _saved(inputs, facts)
+            extras = _extras(inputs, facts)._replace(accumulating=step.accumulating(inputs, states.states))
+            if ceiling is not None:
+                floor = sum(step.forward_moment(states.states, saved, extras).values())
+                if training_device_floor(floor, inputs, facts) >= ceiling:
+                    return None
+            training = step.Training(inputs, facts)
+            training.adopt(states)
+        else:
+            training = step.Training(inputs, facts)
+            training.model_states()
+            saved, extras = training.saved_activations(), training.forward_extras()
+            if (
+                ceiling is not None
+                and training_device_floor(training.floor(saved, extras), inputs, facts) >= ceiling
+            ):
+                return None
         components, peak, phase, phases, notes, host = training.estimate(saved=saved, extras=extras)
         return finish(components, peak, phase, inputs, facts, notes, phases=phases, host=host)
     from rigcheck.core.estimation.memory.inference import Inference
@@ -109,3 +121,23 @@ def _estimate(inputs: MemoryInputs, facts: Mapping[str, Any], ceiling: float | N
     inference = Inference(inputs, facts)
     components, peak = inference.estimate()
     return finish(components, peak, "inference", inputs, facts, inference.notes)
+
+
+def _kept(name: str) -> Any:
+    """The training part ``name`` of :mod:`.training`, kept by what it reads (made when first asked, so
+    that importing the estimator imports no training code)."""
+    memo = None
+
+    def part(inputs: MemoryInputs, facts: Mapping[str, Any]) -> Any:
+        nonlocal memo
+        if memo is None:
+            from rigcheck.core.estimation.memory import training
+            from rigcheck.core.estimation.memory.reads import ReadMemo
+
+            memo = ReadMemo(getattr(training, name))
+        return memo(inputs, facts)
+
+    return part
+
+
+_states, _saved, _extras = _kept("states_of"), _kept("saved_of"), _kept("extras_apart_of")

@@ -19,7 +19,7 @@ adapters, QLoRA (arXiv:2305.14314) for 4-bit bases.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from rigcheck.core.estimation.memory.activations import BlockModel
@@ -503,7 +503,7 @@ class Training:
     def held_throughout(self) -> dict[str, float]:
         """The states every moment of the step holds, by name: all but the gradients (freed by
         ``zero_grad`` and made again in backward) and what is paged out (after :meth:`model_states`)."""
-        return {c.name: c.bytes for c in self.states if c.category != "gradients" and not c.pageable}
+        return held_throughout(self.states)
 
     def saved_activations(self) -> _Saved:
         """What the blocks and the layers around them keep for backward (after :meth:`model_states`)."""
@@ -556,11 +556,12 @@ class Training:
 
     def forward_extras(self) -> _Forward:
         """What :class:`_Forward` holds (after :meth:`model_states`)."""
-        i = self.i
+        return self.forward_extras_apart()._replace(accumulating=accumulating(self.i, self.states))
+
+    def forward_extras_apart(self) -> _Forward:
+        """:meth:`forward_extras` but the accumulated gradients (0 here): what reads no model state."""
         kept, logits_fwd, logits_bwd, logits_formula = self.logits()
         cached, copies_saved, copies_block = self.weight_copies()
-        grads = sum(c.bytes for c in self.states if c.category == "gradients")
-        accumulating = grads if i.grad_accum > 1 and not i.optimizer_in_backward else 0.0
         return _Forward(
             kept,
             logits_fwd,
@@ -571,20 +572,12 @@ class Training:
             copies_block,
             self.gathered(),
             self.dequant(),
-            accumulating,
+            0.0,
         )
 
     def _forward_moment(self, saved: _Saved, extras: _Forward) -> dict[str, float]:
         """What is alive in the forward pass at the loss, by name (the step's "forward" moment)."""
-        return {
-            **self.held_throughout(),
-            "gathered_params": extras.gathered,
-            "dequant_buffer": extras.dequant,
-            "gradients": extras.accumulating,
-            "activations": saved.saved + saved.outer,
-            "weight_copies": extras.cached,
-            "logits": extras.logits_fwd,
-        }
+        return forward_moment(self.states, saved, extras)
 
     def floor(self, saved: _Saved, extras: _Forward) -> float:
         """A lower bound of the step's peak: what the forward pass holds at the loss (every state that no
@@ -592,6 +585,12 @@ class Training:
         the gathered units, the accumulated gradients), one of the moments the peak is the largest of;
         summed as :meth:`estimate` sums that moment, so the bound holds to the last bit."""
         return sum(self._forward_moment(saved, extras).values())
+
+    def adopt(self, states: States) -> None:
+        """Take the model states :meth:`model_states` makes (:func:`states_of`) instead of making them."""
+        self.states = list(states.states)
+        self.host = states.host
+        self.notes.extend(states.notes)
 
     def estimate(
         self, *, saved: _Saved | None = None, extras: _Forward | None = None
@@ -780,3 +779,58 @@ class Training:
             max(arch.vocab * arch.embedding_width, *(a * b for a, b in arch.linear_shapes().values()))
             / self.i.tp
         )
+
+
+class States(NamedTuple):
+    """What :meth:`Training.model_states` makes: the states, the bytes offloaded to the host, its notes."""
+
+    states: tuple[Component, ...]
+    host: float
+    notes: tuple[str, ...]
+
+
+def held_throughout(states: Iterable[Component]) -> dict[str, float]:
+    """:meth:`Training.held_throughout` of these states."""
+    return {c.name: c.bytes for c in states if c.category != "gradients" and not c.pageable}
+
+
+def accumulating(inputs: MemoryInputs, states: Iterable[Component]) -> float:
+    """The gradients of earlier micro-batches, alive through the forward of the next (accumulation)."""
+    if inputs.grad_accum > 1 and not inputs.optimizer_in_backward:
+        return sum(c.bytes for c in states if c.category == "gradients")
+    return 0.0
+
+
+def forward_moment(states: Iterable[Component], saved: _Saved, extras: _Forward) -> dict[str, float]:
+    """What is alive in the forward pass at the loss, by name (the step's "forward" moment)."""
+    return {
+        **held_throughout(states),
+        "gathered_params": extras.gathered,
+        "dequant_buffer": extras.dequant,
+        "gradients": extras.accumulating,
+        "activations": saved.saved + saved.outer,
+        "weight_copies": extras.cached,
+        "logits": extras.logits_fwd,
+    }
+
+
+# The parts of the forward moment, each a function of the inputs (and facts) alone, so that
+# :class:`~rigcheck.core.estimation.memory.reads.ReadMemo` can keep them by what they read.
+
+
+def states_of(inputs: MemoryInputs, facts: Mapping[str, Any]) -> States:
+    """:meth:`Training.model_states` of ``inputs``."""
+    training = Training(inputs, facts)
+    start = len(training.notes)
+    training.model_states()
+    return States(tuple(training.states), training.host, tuple(training.notes[start:]))
+
+
+def saved_of(inputs: MemoryInputs, facts: Mapping[str, Any]) -> _Saved:
+    """:meth:`Training.saved_activations` of ``inputs`` (which reads no model state)."""
+    return Training(inputs, facts).saved_activations()
+
+
+def extras_apart_of(inputs: MemoryInputs, facts: Mapping[str, Any]) -> _Forward:
+    """:meth:`Training.forward_extras_apart` of ``inputs``."""
+    return Training(inputs, facts).forward_extras_apart()
