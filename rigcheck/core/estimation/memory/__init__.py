@@ -96,24 +96,17 @@ def _estimate(
     if inputs.training:
         from rigcheck.core.estimation.memory import training as step
 
-        if kept:  # the parts of the forward moment, kept by what they read (:mod:`.reads`)
-            states, saved = _states(inputs, facts), _saved(inputs, facts)
-            extras = _extras(inputs, facts)._replace(accumulating=step.accumulating(inputs, states.states))
-            if ceiling is not None:
-                floor = sum(step.forward_moment(states.states, saved, extras).values())
-                if training_device_floor(floor, inputs, facts) >= ceiling:
-                    return None
-            training = step.Training(inputs, facts)
-            training.adopt(states)
-        else:
-            training = step.Training(inputs, facts)
-            training.model_states()
-            saved, extras = training.saved_activations(), training.forward_extras()
-            if (
-                ceiling is not None
-                and training_device_floor(training.floor(saved, extras), inputs, facts) >= ceiling
-            ):
+        # the parts of the forward moment, kept by what they read (:mod:`.reads`), or made afresh
+        parts = (_states, _saved, _extras) if kept else (step.states_of, step.saved_of, step.extras_apart_of)
+        make_states, make_saved, make_extras = parts
+        states, saved = make_states(inputs, facts), make_saved(inputs, facts)
+        extras = make_extras(inputs, facts)._replace(accumulating=step.accumulating(inputs, states.states))
+        if ceiling is not None:
+            floor = sum(step.forward_moment(states.states, saved, extras).values())
+            if training_device_floor(floor, inputs, facts) >= ceiling:
                 return None
+        training = step.Training(inputs, facts)
+        training.adopt(states)
         components, peak, phase, phases, notes, host = training.estimate(saved=saved, extras=extras)
         return finish(components, peak, phase, inputs, facts, notes, phases=phases, host=host)
     from rigcheck.core.estimation.memory.inference import Inference

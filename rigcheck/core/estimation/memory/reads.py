@@ -30,8 +30,8 @@ class _Reading:
     value is then kept on the stand-in, so later reads of it cost what a plain attribute does)."""
 
     def __init__(self, inputs: MemoryInputs) -> None:
-        vars(self)["_reads"] = []
         self._inputs = inputs
+        self._reads: list[tuple[str, Any]] = []
 
     def __getattr__(self, name: str) -> Any:  # only the first read of each name comes here
         value = getattr(self._inputs, name)
