@@ -7,4 +7,4 @@ __version__ = "0.1.0"
 #: ``Rule.graded`` and ``CheckContext.first_gpu_node`` / ``estimate_for`` / ``estimate_on``; 1.2 added the
 #: ``rigcheck_config_schema`` hook with ``CheckContext.plugin_config`` (``plugins-config`` in the project
 #: config), ``rigcheck.SpecError`` and ``rigcheck.find_label``.
-__plugin_api__ = "1.2"
+__plugin_api__ = "1.3"

@@ -133,7 +133,9 @@ class CheckContext:
         *,
         evidence: Sequence[Any] = (),
         plugin_configs: Mapping[str, Any] | None = None,
+        selection: Callable[[str], bool] | None = None,
     ) -> None:
+        self._selection = selection
         #: Measured facts (:class:`rigcheck.evidence.model.Evidence`) given with ``--evidence``.
         self.evidence = list(evidence)
         self._plugin_configs = dict(plugin_configs or {})
@@ -149,6 +151,12 @@ class CheckContext:
     @property
     def rig(self) -> Rig:
         return self.rig_doc.model
+
+    def selected(self, code: str) -> bool:
+        """Whether this run reports rule ``code`` (``--select``, ``--ignore`` and the project config's
+        selection). A checker with several rules may skip the work only a deselected one needs; the
+        findings of a deselected rule are dropped either way, so this decides no verdict."""
+        return self._selection is None or self._selection(code)
 
     @property
     def workload(self) -> Workload | None:

@@ -292,7 +292,13 @@ def check_all(
     configs = {name: schema.default for name, schema in registry.config_schemas.items()}
     configs.update(options.plugin_configs)
     ctx = CheckContext(
-        rig_doc, workload_doc, catalog, options.fact_overrides, evidence=evidence, plugin_configs=configs
+        rig_doc,
+        workload_doc,
+        catalog,
+        options.fact_overrides,
+        evidence=evidence,
+        plugin_configs=configs,
+        selection=options.selected,
     )
     findings: list[Finding] = [_fault_finding(fault, ctx) for fault in registry.faults]
     statuses: list[CheckerStatus] = []

@@ -198,13 +198,23 @@ class VramFitChecker(Checker):
         )
 
     def _fit(self, ctx: CheckContext, node: NodeView, gpu: GpuView) -> Iterator[Finding]:
+        """MEM001 and MEM003 on one GPU type: the search for fixes only when MEM001 is reported."""
         estimate = ctx.estimate_for(node, gpu)
+        subject = f"{ctx.subject} on {gpu.facts.name}"
+        if ctx.selected(VRAM_FIT.code):
+            yield self._vram_fit(ctx, node, gpu, estimate, subject)
+        yield from self._host(ctx, node, estimate.memory, subject)
+
+    def _vram_fit(
+        self, ctx: CheckContext, node: NodeView, gpu: GpuView, estimate: Any, subject: str
+    ) -> Finding:
+        """MEM001: the estimate against the GPU's usable memory, with the largest micro-batch that fits
+        on a pass and the fixes that fit (each re-estimated) otherwise."""
         memory = estimate.memory
         facts = ctx.facts("memory")
         usable, usable_why = usable_bytes(gpu.facts, memory_gib=gpu.spec.memory_gib, ecc_enabled=gpu.spec.ecc)
         verdict = fit_verdict(memory, usable, facts)
         training = estimate.inputs.training
-        subject = f"{ctx.subject} on {gpu.facts.name}"
         where = ctx.workload_at("/batch/micro" if training else "/inference/concurrency")
         related = [ctx.rig_at(f"{gpu.pointer}/model")]
         breakdown = {item.name: round(item.gib, 3) for item in memory.components}
@@ -255,7 +265,7 @@ class VramFitChecker(Checker):
             largest = largest_micro_batch(estimate.inputs, verdict.capacity, fits=fits)
             evidence["largest_fitting"] = largest
             what = "micro-batch" if training else "concurrency"
-            yield VRAM_FIT.passed(
+            return VRAM_FIT.passed(
                 f"{compared}: the high end fits, {fmt((verdict.capacity - verdict.high) / GIB, 1)} GiB to spare; "
                 f"largest {what} that fits: {largest}",
                 location=where,
@@ -263,47 +273,45 @@ class VramFitChecker(Checker):
                 evidence=evidence,
                 subject=subject,
             )
+
+        def ceiling(inputs: Any) -> float | None:  # what the search for fixes may stop short of
+            return pass_ceiling(inputs, usable, facts)
+
+        found = find_fixes(estimate.inputs, fits, limits, facts=facts, ceiling=ceiling)
+        evidence["fixes"] = [
+            {
+                "change": fix.description,
+                "changes": _plain(fix.changes),
+                "device_gib": round(fix.device_gib, 2),
+            }
+            for fix in found
+        ]
+        if found:
+            fix_text = "fits with: " + "; ".join(
+                f"{fix.description} -> {fix.device_gib:.1f} GiB" for fix in found
+            )
         else:
-
-            def ceiling(inputs: Any) -> float | None:  # what the search for fixes may stop short of
-                return pass_ceiling(inputs, usable, facts)
-
-            found = find_fixes(estimate.inputs, fits, limits, facts=facts, ceiling=ceiling)
-            evidence["fixes"] = [
-                {
-                    "change": fix.description,
-                    "changes": _plain(fix.changes),
-                    "device_gib": round(fix.device_gib, 2),
-                }
-                for fix in found
-            ]
-            if found:
-                fix_text = "fits with: " + "; ".join(
-                    f"{fix.description} -> {fix.device_gib:.1f} GiB" for fix in found
+            needed = None if limits.fixed_gpus else gpus_needed(estimate.inputs, fits, ceiling=ceiling)
+            if needed:
+                count, changes = needed
+                evidence["gpus_needed"] = {"gpus": count, "changes": _plain(changes)}
+                fix_text = (
+                    f"no change fits the {limits.gpus} GPU(s) of this rig; it needs {count} GPUs of this kind "
+                    f"({', '.join(f'{key} {value}' for key, value in changes.items())}), or GPUs with more memory"
                 )
             else:
-                needed = None if limits.fixed_gpus else gpus_needed(estimate.inputs, fits, ceiling=ceiling)
-                if needed:
-                    count, changes = needed
-                    evidence["gpus_needed"] = {"gpus": count, "changes": _plain(changes)}
-                    fix_text = (
-                        f"no change fits the {limits.gpus} GPU(s) of this rig; it needs {count} GPUs of this kind "
-                        f"({', '.join(f'{key} {value}' for key, value in changes.items())}), or GPUs with more memory"
-                    )
-                else:
-                    fix_text = "no change fits this GPU; choose a GPU with more memory" + (
-                        " (a larger instance type)" if limits.fixed_gpus else ""
-                    )
-            message = f"{compared}: {verdict.reason}" + (
-                f" ({fmt((verdict.need - verdict.capacity) / GIB, 1)} GiB over)"
-                if verdict.need > verdict.capacity
-                else ""
-            )
-            finding = VRAM_FIT.failed if verdict.severity == "fail" else VRAM_FIT.warned
-            yield finding(
-                message, location=where, related=related, evidence=evidence, fix=fix_text, subject=subject
-            )
-        yield from self._host(ctx, node, memory, subject)
+                fix_text = "no change fits this GPU; choose a GPU with more memory" + (
+                    " (a larger instance type)" if limits.fixed_gpus else ""
+                )
+        message = f"{compared}: {verdict.reason}" + (
+            f" ({fmt((verdict.need - verdict.capacity) / GIB, 1)} GiB over)"
+            if verdict.need > verdict.capacity
+            else ""
+        )
+        finding = VRAM_FIT.failed if verdict.severity == "fail" else VRAM_FIT.warned
+        return finding(
+            message, location=where, related=related, evidence=evidence, fix=fix_text, subject=subject
+        )
 
     def _host(
         self, ctx: CheckContext, node: NodeView, memory: MemoryEstimate, subject: str
