@@ -22,8 +22,44 @@ from contextlib import contextmanager
 from contextvars import ContextVar, Token
 from pathlib import Path
 
-_ROOT: ContextVar[str | None] = ContextVar("rigcheck_checked_root", default=None)
 _NUL = "the path contains a NUL character; no file has such a name"
+
+#: The most paths a confined run keeps resolved before it starts again (memory stays flat).
+_MOST_RESOLVED = 65_536
+
+
+class _Confinement:
+    """The checked root of one run, and the paths resolved in it: a lint resolves each file four or five
+    times (found, checked, loaded, paired, shown), and the files of a folder share its resolution."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.resolved: dict[str, str] = {}
+
+    def resolve(self, path: str) -> str:
+        """``os.path.realpath(path)``, kept by (absolute) path."""
+        key = path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
+        known = self.resolved.get(key)
+        if known is None:
+            if len(self.resolved) >= _MOST_RESOLVED:
+                self.resolved.clear()
+            known = self.resolved[key] = self._resolve(key)
+        return known
+
+    def _resolve(self, path: str) -> str:
+        """What ``realpath`` gives, as it gives it: a last part that is not a symlink (or does not
+        exist) is joined to its folder's resolution; anything else is resolved whole."""
+        folder, leaf = os.path.split(path)
+        if leaf in ("", os.curdir, os.pardir) or not folder or folder == path:
+            return os.path.realpath(path)
+        try:
+            link = stat.S_ISLNK(os.lstat(path).st_mode)
+        except (OSError, ValueError):  # realpath takes what it cannot stat as written
+            link = False
+        return os.path.realpath(path) if link else os.path.join(self.resolve(folder), leaf)
+
+
+_ROOT: ContextVar[_Confinement | None] = ContextVar("rigcheck_checked_root", default=None)
 
 
 class BoundaryError(Exception):
@@ -45,27 +81,35 @@ def repository_root(start: str | os.PathLike[str]) -> str:
     return str(folder)
 
 
-def set_root(path: str | os.PathLike[str] | None) -> Token[str | None]:
+def set_root(path: str | os.PathLike[str] | None) -> Token[_Confinement | None]:
     """Confine reads to ``path`` (None: no confinement) until :func:`reset_root` of the token."""
-    return _ROOT.set(os.path.realpath(path) if path is not None else None)
+    return _ROOT.set(_Confinement(os.path.realpath(path)) if path is not None else None)
 
 
-def reset_root(token: Token[str | None]) -> None:
+def reset_root(token: Token[_Confinement | None]) -> None:
     _ROOT.reset(token)
 
 
 def checked_root() -> str | None:
-    return _ROOT.get()
+    confined = _ROOT.get()
+    return confined.root if confined is not None else None
+
+
+def resolved(path: str | os.PathLike[str]) -> str:
+    """``os.path.realpath(path)``; under a checked root (one run), kept for the rest of the run."""
+    confined = _ROOT.get()
+    text = os.fspath(path)
+    return os.path.realpath(text) if confined is None else confined.resolve(text)
 
 
 def outside_reason(path: str | os.PathLike[str]) -> str | None:
     """Why ``path`` may not be read under the current root (None when it may)."""
     if "\x00" in os.fspath(path):  # no file system has such a name; os calls raise ValueError on it
         return _NUL
-    root = _ROOT.get()
-    if root is None:
+    confined = _ROOT.get()
+    if confined is None:
         return None
-    real = os.path.realpath(path)
+    root, real = confined.root, confined.resolve(os.fspath(path))
     if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
         return None
     how = "a symlink to " if os.path.islink(path) else ""

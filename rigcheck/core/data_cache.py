@@ -36,9 +36,10 @@ def cache_dir() -> str | None:
 def is_shipped_data(path: str) -> bool:
     """Whether ``path`` is one of the shipped data files (not a shipped rig or workload spec)."""
     from rigcheck._resources import specs_dir
+    from rigcheck.core.boundary import resolved
 
     try:
-        folder = os.path.dirname(os.path.realpath(path))
+        folder = os.path.dirname(resolved(path))
         return folder in _data_folders(str(specs_dir()))
     except (OSError, FileNotFoundError):
         return False

@@ -108,7 +108,9 @@ def _excluded(path: Path, patterns: Sequence[str], base: Path) -> bool:
 
 
 def _key(path: Path) -> str:
-    return os.path.normcase(str(path.resolve()))
+    from rigcheck.core.boundary import resolved
+
+    return os.path.normcase(resolved(path))
 
 
 def _display(path: Path) -> str:

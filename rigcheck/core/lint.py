@@ -19,7 +19,7 @@ from typing import Any
 
 from rigcheck.core import lint_workers, spec_codes
 from rigcheck.core.baseline import Baseline, apply_baseline
-from rigcheck.core.boundary import outside_reason
+from rigcheck.core.boundary import outside_reason, resolved
 from rigcheck.core.catalog import Catalog
 from rigcheck.core.collector import collector_paused
 from rigcheck.core.config import Settings, bind_plugin_configs, fact_overrides
@@ -564,7 +564,7 @@ class _Loader:
         for workload in [doc for doc in list(self.documents.values()) if doc.kind == "Workload"]:
             for index, entry in enumerate(workload.model.runs_on or ()):
                 where = workload.locate(f"/runs_on/{index}")
-                rig = self.resolve(entry, "Rig", Path(workload.path).resolve().parent, where)
+                rig = self.resolve(entry, "Rig", Path(resolved(workload.path)).parent, where)
                 if rig is None:
                     if not self._refused(where):
                         self._unknown(entry, "Rig", where, f"workload {workload.name}")

@@ -50,13 +50,14 @@ def shown_path(path: str) -> str:
     ``<shipped>/rigs/NAME.yaml`` for one of rigcheck's own specs elsewhere (an installed package's
     ``site-packages/...`` says nothing), else as given."""
     from rigcheck._resources import specs_dir
+    from rigcheck.core.boundary import resolved
 
     absolute = os.path.abspath(path)
     here = os.path.abspath(os.getcwd())
     if os.path.commonpath([absolute, here]) == here and not _inside_installed_package(absolute):
         return os.path.relpath(absolute, here).replace(os.sep, "/")
     try:
-        shipped = str(specs_dir().resolve())
+        shipped = resolved(specs_dir())
     except FileNotFoundError:
         return path
     if os.path.commonpath([absolute, shipped]) == shipped:
