@@ -667,3 +667,32 @@ def test_a_model_whose_validator_crashes_is_one_line_not_a_traceback() -> None:
         rigcheck.SpecError, match=r"the plugin's model raised RuntimeError: boom \(a bug of the plugin\)"
     ):
         run(RIG, plugins=[plugin(model=Crashes)], config={"plugins-config": {"dc_policy": {"limit": 2}}})
+
+
+def test_a_checker_asks_which_of_its_rules_are_reported() -> None:
+    """``ctx.selected(code)`` (plugin API 1.3): a checker with two rules skips what only the one left out
+    needs; the test kit's ``select``/``ignore`` reach it as the command line's do."""
+    cheap = rigcheck.Rule(code="SEL001", name="cheap", summary="s", severity="warn", docs=DOCS)
+    costly = rigcheck.Rule(code="SEL002", name="costly", summary="s", severity="warn", docs=DOCS)
+    asked: list[dict[str, bool]] = []
+
+    class TwoRules(rigcheck.Checker):
+        name = "two-rules"
+        rules = (cheap, costly)
+
+        def check(self, ctx):  # type: ignore[no-untyped-def]
+            asked.append({code: ctx.selected(code) for code in ("SEL001", "SEL002", "PWR002", "ENGINE001")})
+            yield cheap.passed("cheap", location=ctx.rig_at(""))
+            if ctx.selected(costly.code):
+                yield costly.passed("costly", location=ctx.rig_at(""))
+
+    module = types.ModuleType("two_rules_plugin")
+    module.rigcheck_checkers = rigcheck.hookimpl(lambda register: register(TwoRules()))  # type: ignore[attr-defined]
+    both = run(RIG, plugins=[module], select=["SEL"])
+    assert {finding.code for finding in both.findings} == {"SEL001", "SEL002"}
+    assert asked.pop() == {"SEL001": True, "SEL002": True, "PWR002": False, "ENGINE001": True}
+    one = run(RIG, plugins=[module], select=["SEL"], ignore=["SEL002"])
+    assert [finding.code for finding in one.findings] == ["SEL001"]
+    assert asked.pop() == {"SEL001": True, "SEL002": False, "PWR002": False, "ENGINE001": True}
+    run(RIG, plugins=[module])
+    assert asked.pop()["PWR002"] is True  # nothing selected: every rule is reported
