@@ -111,3 +111,15 @@ def test_what_is_kept_lasts_one_run_and_stays_bounded(tree: Path, monkeypatch: p
         boundary.reset_root(token)
     assert boundary.checked_root() is None
     assert boundary.resolved("moving.yaml") == os.path.realpath("moving.yaml")  # no root: nothing kept
+
+
+def test_a_nul_in_a_path_raises_as_realpath_does(tree: Path) -> None:
+    token = boundary.set_root(tree)
+    try:
+        with pytest.raises(ValueError, match="null byte"):
+            os.path.realpath(str(tree / "a\x00b.yaml"))
+        with pytest.raises(ValueError, match="null byte"):
+            boundary.resolved(str(tree / "a\x00b.yaml"))
+        assert boundary.outside_reason(str(tree / "a\x00b.yaml")) == boundary._NUL
+    finally:
+        boundary.reset_root(token)

@@ -54,7 +54,7 @@ class _Confinement:
             return os.path.realpath(path)
         try:
             link = stat.S_ISLNK(os.lstat(path).st_mode)
-        except (OSError, ValueError):  # realpath takes what it cannot stat as written
+        except OSError:  # realpath takes what it cannot stat as written (and raises on a NUL, as this does)
             link = False
         return os.path.realpath(path) if link else os.path.join(self.resolve(folder), leaf)
 
