@@ -102,7 +102,7 @@ def _estimate(
         states, saved = make_states(inputs, facts), make_saved(inputs, facts)
         extras = make_extras(inputs, facts)._replace(accumulating=step.accumulating(inputs, states.states))
         if ceiling is not None:
-            floor = sum(step.forward_moment(states.states, saved, extras).values())
+            floor = step.floor_of(states.states, saved, extras)
             if training_device_floor(floor, inputs, facts) >= ceiling:
                 return None
         training = step.Training(inputs, facts)

@@ -103,11 +103,10 @@ class ReadMemo(Generic[Result]):
             self._size = 0
         names = tuple(name for name, _ in reads)
         values = tuple(value for _, value in reads)
-        found = next((kept for kept in self._paths if kept.names == names), None)
-        if found is None:
-            found = _Path(names)
-            self._paths.insert(0, found)
-        path = found
+        path = next((kept for kept in self._paths if kept.names == names), None)
+        if path is None:
+            path = _Path(names)
+            self._paths.insert(0, path)
         try:
             path.results[values] = (tuple(map(type, values)), result)
         except TypeError:

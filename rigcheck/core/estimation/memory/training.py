@@ -584,7 +584,7 @@ class Training:
         moment frees, :meth:`held_throughout`, the saved activations, the logits, the weight copies,
         the gathered units, the accumulated gradients), one of the moments the peak is the largest of;
         summed as :meth:`estimate` sums that moment, so the bound holds to the last bit."""
-        return sum(self._forward_moment(saved, extras).values())
+        return floor_of(self.states, saved, extras)
 
     def adopt(self, states: States) -> None:
         """Take the model states :meth:`model_states` makes (:func:`states_of`) instead of making them."""
@@ -812,6 +812,11 @@ def forward_moment(states: Iterable[Component], saved: _Saved, extras: _Forward)
         "weight_copies": extras.cached,
         "logits": extras.logits_fwd,
     }
+
+
+def floor_of(states: Iterable[Component], saved: _Saved, extras: _Forward) -> float:
+    """:meth:`Training.floor` of these states, saved activations and forward extras."""
+    return sum(forward_moment(states, saved, extras).values())
 
 
 # The parts of the forward moment, each a function of the inputs (and facts) alone, so that
