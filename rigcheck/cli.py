@@ -24,12 +24,20 @@ def entry() -> None:
     (https://docs.pydantic.dev/latest/concepts/plugins/): they observe an application's validation, and
     rigcheck's validation is of the specs it reads, which no such plugin should be handed; finding them
     would also read every installed distribution's entry points (3-4 ms of a cold ``check``), and importing
-    the code that looks for them costs 6 ms more (:mod:`rigcheck.core.pydantic_plugins`)."""
+    the code that looks for them costs 6 ms more (:mod:`rigcheck.core.pydantic_plugins`).
+
+    The code ``dataclasses`` compiles is kept between runs, as bytecode is (:mod:`rigcheck.core.code_cache`):
+    installed before pydantic is imported, saved once the command is done."""
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    from rigcheck.core import code_cache
     from rigcheck.core.pydantic_plugins import skip_plugin_lookup
 
+    cache = code_cache.install()
     skip_plugin_lookup()
-    fast_exit(main())
+    code = main()
+    if cache is not None:
+        code_cache.save(cache)
+    fast_exit(code)
 
 
 def fast_exit(code: int) -> None:
