@@ -10,6 +10,7 @@ import importlib.util
 import inspect
 import marshal
 import os
+import re
 import subprocess
 import sys
 import typing
@@ -219,14 +220,16 @@ def test_the_console_entry_installs_it_and_saves_what_the_command_compiled(
     monkeypatch.setattr(code_cache, "cache_path", lambda: str(path))
     exits: list[object] = []
     made: list[type] = []
+    installed: list[code_cache.CodeCache | None] = []
+    install = code_cache.install
+    monkeypatch.setattr(code_cache, "install", lambda: installed.append(install()) or installed[-1])
     monkeypatch.setattr(cli, "main", lambda: made.append(_point()) or 0)
     monkeypatch.setattr(cli, "fast_exit", exits.append)
     try:
         cli.entry()
     finally:
-        for module, name in ((dataclasses, "exec"), (typing, "compile")):
-            if name in vars(module):
-                delattr(module, name)
+        if installed and installed[0] is not None:
+            code_cache.uninstall(installed[0])
     assert exits == [0] and made
     assert len(code_cache.read(str(path))) >= 6
 
@@ -275,7 +278,8 @@ def test_dataclasses_imported_after_install_gets_the_cache_and_the_finder_leaves
         "@dataclasses.dataclass\n"
         "class A:\n"
         "    x: int\n"
-        "assert cache.compiled == 3 and A(1) == A(1) and repr(A(2)) == 'A(x=2)', cache.compiled\n"
+        "methods = [key for key in cache.used if key[0] == 'exec']\n"
+        "assert len(methods) == 3 and A(1) == A(1) and repr(A(2)) == 'A(x=2)', methods\n"
         "code_cache.uninstall(cache)\n"
         "assert 'exec' not in vars(dataclasses)\n"
     )
@@ -283,3 +287,60 @@ def test_dataclasses_imported_after_install_gets_the_cache_and_the_finder_leaves
         [sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, check=False
     )
     assert done.returncode == 0, done.stderr
+
+
+PATTERNS = [
+    (r"(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>gib|gb)(?![a-z0-9])", re.IGNORECASE),
+    ("[^\t\n\r -~\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]", 0),
+    (
+        r"""\A\s*  # spaces
+         (?<![\w.])(\d{1,4})  # a number""",
+        re.VERBOSE,
+    ),
+    (rb"(__libc_init)|(GLIBC_([0-9.]+))", 0),
+    (r"^(a|b)*?c$", re.MULTILINE | re.DOTALL),
+]
+
+
+@pytest.mark.skipif(code_cache._REAL_RE_COMPILE is None, reason="re is left as it is on this Python")
+def test_a_regular_expression_made_through_the_cache_is_the_one_re_makes(
+    installed: code_cache.CodeCache,
+) -> None:
+    import _sre
+
+    for pattern, flags in PATTERNS:
+        made = installed.regex(pattern, flags)
+        plain = code_cache._REAL_RE_COMPILE(pattern, flags)
+        assert (made, made.groupindex, made.groups, made.flags) == (
+            plain,
+            plain.groupindex,
+            plain.groups,
+            plain.flags,
+        )
+    assert installed.compiled == len(PATTERNS)
+    assert re._compiler.compile == installed.regex  # type: ignore[attr-defined]
+    re.purge()
+    assert re.match(r"(?P<x>ab)+", "ababc").group("x") == "ab"  # through re itself
+    assert code_cache.save(installed)
+    again = code_cache.CodeCache(installed.path)
+    for pattern, flags in PATTERNS:
+        made = again.regex(pattern, flags)
+        assert made == _sre.compile(pattern, *code_cache._sre_arguments(pattern, flags))  # type: ignore[misc]
+        assert made == code_cache._REAL_RE_COMPILE(pattern, flags)
+    assert again.compiled == 0
+    with pytest.raises(re.error, match="missing \\)"):
+        installed.regex("(ab", 0)
+
+
+@pytest.mark.skipif(code_cache._REAL_RE_COMPILE is None, reason="re is left as it is on this Python")
+def test_a_pattern_that_warns_warns_every_time_and_a_long_one_is_not_kept(
+    installed: code_cache.CodeCache,
+) -> None:
+    for _ in range(2):
+        with pytest.warns(FutureWarning, match="Possible nested set"):
+            installed.regex("[[a]", 0)
+    long = "a" * (code_cache.MAX_TEXT + 1)
+    assert installed.regex(long, 0).match(long)
+    assert not [key for key in installed.used if key[2] in ("[[a]", long)]  # pytest.warns' own match is kept
+    code_cache.uninstall(installed)
+    assert re._compiler.compile is code_cache._REAL_RE_COMPILE  # type: ignore[attr-defined]
