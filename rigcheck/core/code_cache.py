@@ -61,10 +61,11 @@ Key = tuple[str, str, Any]
 
 
 class CodeCache:
-    """Compiled code by mode, file name and text: what was read from ``path``, and what this run used or
-    compiled. Its :meth:`exec` stands in for ``exec`` in ``dataclasses``, its :meth:`compile` for ``compile`` in
-    ``typing`` (where ``ForwardRef`` compiles each annotation written as a string: some 770 in a cold check,
-    mostly the fields of the ``TypedDict`` classes of ``pydantic_core.core_schema``)."""
+    """Compiled code by mode, file name and text (and patterns' programs by flags and pattern): what was read
+    from ``path``, and what this run used or compiled. Its :meth:`exec` stands in for ``exec`` in
+    ``dataclasses``, its :meth:`compile` for ``compile`` in ``typing`` (where ``ForwardRef`` compiles each
+    annotation written as a string: some 770 in a cold check, mostly the fields of the ``TypedDict`` classes
+    of ``pydantic_core.core_schema``), its :meth:`regex` for ``re._compiler.compile``."""
 
     def __init__(self, path: str, known: dict[Key, Any] | None = None) -> None:
         self.path = path
