@@ -259,10 +259,9 @@ class _AfterImport:
 def _turned_off() -> bool:
     """``RIGCHECK_NO_CODE_CACHE``, or ``RIGCHECK_NO_CACHE`` (every cache: rigcheck.core.data_cache), is 1, true,
     yes or on."""
-    return any(
-        os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
-        for name in ("RIGCHECK_NO_CODE_CACHE", "RIGCHECK_NO_CACHE")
-    )
+    from rigcheck.core.plugin_env import env_flag
+
+    return env_flag("RIGCHECK_NO_CODE_CACHE") or env_flag("RIGCHECK_NO_CACHE")
 
 
 def uninstall(cache: CodeCache) -> None:
