@@ -257,23 +257,109 @@ class _Opaque:
     ids=["pydantic-core", "fallback", "not-pickled"],
 )
 @pytest.mark.parametrize("limit", [1, 3, 100])
+@pytest.mark.parametrize("stored", [False, True], ids=["written-at-the-end", "written-as-stored"])
 def test_the_json_written_from_a_store_is_the_json_of_its_findings(
-    evidence: dict[str, object], limit: int
+    evidence: dict[str, object], limit: int, stored: bool
 ) -> None:
     """The JSON writer writes a store's findings from their rows' values, not from models made again:
-    the text is the one the findings themselves give, also where pydantic-core cannot write a value."""
+    the text is the one the findings themselves give, also where pydantic-core cannot write a value;
+    and so is the text the store had written as it moved each chunk to disk (a lint's JSON report)."""
     from rigcheck.core.render import RenderOptions
-    from rigcheck.core.render.json import render_json
+    from rigcheck.core.render.json import render_json, stored_chunk
     from rigcheck.core.report import build_report
 
     findings = [*FINDINGS[:2], _finding(7, evidence=evidence), *FINDINGS[2:]]
-    store = FindingStore(limit)
+    store = FindingStore(limit, render=stored_chunk if stored else None)
     store.extend(findings)
     report = build_report("lint", findings, Severity.FAIL)
     from_list = render_json(report, RenderOptions())
     from_store = render_json(report.model_copy(update={"findings": store}), RenderOptions())
     assert isinstance(from_list, str) and not isinstance(from_store, str)
-    assert "".join(from_store) == from_list
+    # an ASCII chunk comes as the bytes pydantic-core wrote (emit writes them as they are), others as text
+    parts = [part if isinstance(part, str) else bytes(part).decode() for part in from_store]
+    assert "".join(parts) == from_list
+
+
+def test_a_store_writes_what_it_moves_to_disk_as_it_moves_it() -> None:
+    """With ``render``, each chunk moved to disk is written then, once, and given back as that text;
+    the chunk still in memory is given as rows (the writer renders it), and the rows stay readable."""
+    rendered: list[list[str]] = []
+
+    def render(rows: list[finding_store.Row]) -> str:
+        rendered.append([row[0] for row in rows])
+        return "|".join(row[0] for row in rows) + " \u00e9"  # text, not only ASCII: kept as UTF-8
+
+    findings = [_finding(number) for number in range(8)]
+    store = FindingStore(3, render=render)
+    store.extend(findings)
+    assert rendered == [["T000", "T001", "T002"], ["T003", "T004", "T005"]]  # as each chunk moved
+    chunks = list(store.text_chunks())
+    assert [bytes(chunk).decode() for chunk in chunks[:2]] == [
+        "T000|T001|T002 \u00e9",
+        "T003|T004|T005 \u00e9",
+    ]
+    assert unpack(chunks[2]) == findings[6:]  # type: ignore[arg-type]
+    assert list(store) == findings and len(rendered) == 2  # rows read back, nothing rendered again
+    chained = FindingChain(FindingStore(), store).text_chunks()  # an empty store gives nothing
+    assert [bytes(c) if isinstance(c, memoryview) else c for c in chained] == [
+        bytes(c) if isinstance(c, memoryview) else c for c in chunks
+    ]
+
+
+def test_a_chunk_render_fails_on_is_given_back_as_rows() -> None:
+    """A render that raises leaves that chunk to the writer, which renders its rows itself."""
+
+    def render(rows: list[finding_store.Row]) -> str:
+        if any(row[0] == "T001" for row in rows):
+            raise ValueError("cannot")
+        return "ok"
+
+    findings = [_finding(number) for number in range(4)]
+    store = FindingStore(2, render=render)
+    store.extend(findings)
+    chunks = list(store.text_chunks())
+    assert unpack(chunks[0]) == findings[:2]  # type: ignore[arg-type]
+    assert bytes(chunks[1]) == b"ok"  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("formats", "written"), [(("json",), True), (("sarif",), False), (("sarif", "json"), True)]
+)
+def test_a_lint_asked_for_json_writes_its_findings_as_it_stores_them(  # type: ignore[no-untyped-def]
+    in_repo, run_cli, monkeypatch, tmp_path, formats: tuple[str, ...], written: bool
+) -> None:
+    """A lint's stores write each chunk's JSON as they move it to disk only when a JSON report is asked
+    for, and the report is the one the writer gives on its own (byte for byte, timings aside)."""
+    from rigcheck.commands import _report
+    from rigcheck.core.render import json as json_render
+
+    calls = [0]
+    real = json_render.stored_chunk
+
+    def counted(rows: list[finding_store.Row]) -> object:
+        calls[0] += 1
+        return real(rows)
+
+    monkeypatch.setattr(json_render, "stored_chunk", counted)
+    monkeypatch.setattr(finding_store, "MEMORY_LIMIT", 2)
+    reports = []
+    for with_render in (True, False):
+        if not with_render:
+            monkeypatch.setattr(_report, "stored_chunk_text", lambda outputs: None)
+        arguments = ["lint"]
+        for index, name in enumerate(formats):
+            arguments += ["--format", name, "--output", str(tmp_path / f"{with_render}-{index}.{name}")]
+        result = run_cli(*arguments, "--color", "never")
+        assert result.exit_code == 1, result.err
+        reports.append(
+            [
+                normalized(name, (tmp_path / f"{with_render}-{index}.{name}").read_text())
+                for index, name in enumerate(formats)
+            ]
+        )
+        if with_render:
+            assert (calls[0] > 10) == written, calls
+    assert reports[0] == reports[1]
 
 
 def _runs(count: int) -> list[object]:

@@ -100,6 +100,7 @@ def run_report(args: argparse.Namespace, paths: list[str], build: Callable[[Pipe
         sys.stdout.write(pipeline.settings.show())
         return EXIT_OK
     outputs = report_outputs(request.formats, request.output_files, pipeline.registry)
+    pipeline.chunk_text = stored_chunk_text(outputs)
     report = build(pipeline)
     if request.create_baseline:
         from rigcheck.core.baseline import write_baseline
@@ -190,6 +191,18 @@ def report_outputs(formats: Sequence[str], files: Mapping[int, str], registry: R
             f"formats {', '.join(to_stdout)} would all go to standard output: give each an --output"
         )
     return paired
+
+
+def stored_chunk_text(outputs: Sequence[Output]) -> Any:
+    """What a lint's finding stores should write each chunk into as they keep it: the JSON writer's text
+    when one of ``outputs`` is rigcheck's JSON report (it then writes those chunks as they are), else
+    None."""
+    json = sys.modules.get(
+        "rigcheck.core.render.json"
+    )  # imported by report_outputs only when it is asked for
+    if json is not None and any(output.render is json.render_json for output in outputs):
+        return json.stored_chunk
+    return None
 
 
 def write_report(

@@ -137,15 +137,32 @@ def load_specs(
     return loaded[0], loaded[1]
 
 
-def emit(text: str | Iterable[str], output: str | None) -> None:
+def emit(text: str | Iterable[str | bytes | memoryview], output: str | None) -> None:
     """Write ``text`` (a string, or its parts in order) to the file ``output``, or to standard output
-    when it is None or empty."""
+    when it is None or empty. A part may be UTF-8 bytes (the JSON writer's chunks: see
+    :func:`rigcheck.core.render.json._listed`); they are written as they are where the stream is UTF-8
+    and translates no newline, else decoded and written as text."""
     parts = [text] if isinstance(text, str) else text
     if output:
         with open(output, "w", encoding="utf-8") as handle:
-            for part in parts:
-                handle.write(part)
+            _write_parts(handle, parts)
     else:
-        for part in parts:
-            sys.stdout.write(part)
+        _write_parts(sys.stdout, parts)
         sys.stdout.flush()
+
+
+def _write_parts(handle: Any, parts: Iterable[str | bytes | memoryview]) -> None:
+    raw = None
+    if os.linesep == "\n" and str(getattr(handle, "encoding", "")).lower().replace("_", "-") in (
+        "utf-8",
+        "utf8",
+    ):
+        raw = getattr(handle, "buffer", None)
+    for part in parts:
+        if isinstance(part, str):
+            handle.write(part)
+        elif raw is not None:
+            handle.flush()  # what the text layer holds goes first
+            raw.write(part)
+        else:
+            handle.write(bytes(part).decode("utf-8"))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from typing import IO, Any, overload
+from typing import IO, Any, NamedTuple, overload
 
 from rigcheck.core.findings import Finding, Location, Severity, restore
 
@@ -40,6 +40,10 @@ _INTERNED: dict[frozenset[str], frozenset[str]] = {}
 #: Severity's members (iterating the enum class itself is ten times slower; a lint makes a tally per
 #: checker per run).
 _SEVERITIES = tuple(Severity)
+
+#: The text a writer will write for a chunk of rows (the JSON writer's members of the findings list:
+#: :func:`rigcheck.core.render.json.stored_chunk`); UTF-8 bytes or text.
+ChunkText = Callable[[list[Row]], "str | bytes | memoryview"]
 
 
 def _interned(fields: set[str]) -> frozenset[str]:
@@ -157,6 +161,10 @@ class _Walked(Sequence[Finding]):
         for rows in self.row_chunks():
             yield unpack(rows)
 
+    def text_chunks(self) -> Iterator[memoryview | list[Row]]:
+        """As :meth:`row_chunks`, but a chunk a store rendered as it stored it comes as that text (UTF-8)."""
+        yield from self.row_chunks()
+
     def __iter__(self) -> Iterator[Finding]:
         for chunk in self.chunks():
             yield from chunk
@@ -176,19 +184,34 @@ class _Walked(Sequence[Finding]):
         raise IndexError("finding index out of range")
 
 
+class _Spilled(NamedTuple):
+    """Where a chunk moved to the temporary file lies in it: its pickled rows, and the text ``render``
+    gave for them (``text_length`` -1: none)."""
+
+    offset: int
+    length: int
+    text_offset: int = 0
+    text_length: int = -1
+
+
 class FindingStore(_Walked):
     """Findings in the order added, counted as they come; past ``limit`` (default
     :data:`MEMORY_LIMIT`) in memory, on disk.
 
+    With ``render``, each chunk moved to disk is also written as the text ``render`` gives for it, as
+    the findings come (a lint's checks are still running then, on the other CPUs); :meth:`text_chunks`
+    gives that text back instead of the rows, and the writer has only the last chunk left to render.
+
     Indexing walks the findings (it is linear); writers iterate. Not for use across processes."""
 
-    def __init__(self, limit: int | None = None) -> None:
+    def __init__(self, limit: int | None = None, *, render: ChunkText | None = None) -> None:
         self.limit = max(1, MEMORY_LIMIT if limit is None else limit)
         self.tally = Tally()
+        self._render = render
         self._buffer: list[Row] = []
         self._file: IO[bytes] | None = None
-        # Each chunk: (offset, length) in the file, or its rows where they would not pickle
-        self._chunks: list[tuple[int, int] | list[Row]] = []
+        # Each chunk: where it lies in the file, or its rows where they would not pickle
+        self._chunks: list[_Spilled | list[Row]] = []
         self._count = 0
 
     def add(self, finding: Finding) -> None:
@@ -224,9 +247,25 @@ class FindingStore(_Walked):
             return
         offset = self._file.seek(0, os.SEEK_END)
         self._file.write(data)
+        spilled = _Spilled(offset, len(data))
+        text = self._text(self._buffer)
+        if text is not None:
+            spilled = spilled._replace(text_offset=offset + len(data), text_length=len(text))
+            self._file.write(text)
         self._file.flush()
-        self._chunks.append((offset, len(data)))
+        self._chunks.append(spilled)
         self._buffer = []
+
+    def _text(self, rows: list[Row]) -> bytes | memoryview | None:
+        """``render``'s text for ``rows`` as UTF-8 bytes; None without ``render``, or where it failed (the
+        writer then renders the rows itself, and meets the failure there)."""
+        if self._render is None:
+            return None
+        try:
+            text = self._render(rows)
+        except Exception:
+            return None
+        return text.encode("utf-8") if isinstance(text, str) else text
 
     def __len__(self) -> int:
         return self._count
@@ -234,16 +273,31 @@ class FindingStore(_Walked):
     def row_chunks(self) -> Iterator[list[Row]]:
         chunks, buffer = list(self._chunks), list(self._buffer)
         for chunk in chunks:
-            if isinstance(chunk, list):
-                yield chunk
-                continue
-            offset, length = chunk  # pread: two walks at once do not share a file position
-            assert self._file is not None
-            import pickle
-
-            yield pickle.loads(os.pread(self._file.fileno(), length, offset))
+            yield chunk if isinstance(chunk, list) else self._rows(chunk)
         if buffer:
             yield buffer
+
+    def text_chunks(self) -> Iterator[memoryview | list[Row]]:
+        chunks, buffer = list(self._chunks), list(self._buffer)
+        for chunk in chunks:
+            if isinstance(chunk, list):
+                yield chunk
+            elif chunk.text_length < 0:
+                yield self._rows(chunk)
+            else:
+                yield memoryview(self._read(chunk.text_offset, chunk.text_length))
+        if buffer:
+            yield buffer
+
+    def _rows(self, chunk: _Spilled) -> list[Row]:
+        import pickle
+
+        rows: list[Row] = pickle.loads(self._read(chunk.offset, chunk.length))
+        return rows
+
+    def _read(self, offset: int, length: int) -> bytes:
+        assert self._file is not None  # pread: two walks at once do not share a file position
+        return os.pread(self._file.fileno(), length, offset)
 
     def close(self) -> None:
         """Delete the temporary file (also done when the store is collected, or the process ends)."""
@@ -269,6 +323,10 @@ class FindingChain(_Walked):
     def row_chunks(self) -> Iterator[list[Row]]:
         for part in self.parts:
             yield from part.row_chunks()
+
+    def text_chunks(self) -> Iterator[memoryview | list[Row]]:
+        for part in self.parts:
+            yield from part.text_chunks()
 
     @property
     def on_disk(self) -> bool:

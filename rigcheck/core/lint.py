@@ -34,6 +34,7 @@ from rigcheck.core.documents import (
 from rigcheck.core.engine import CheckerStatus, RunOptions, StatusSlots, check_all, run_checks
 from rigcheck.core.errors import Problem, SpecError
 from rigcheck.core.finding_store import (
+    ChunkText,
     FindingChain,
     FindingStore,
     Row,
@@ -73,6 +74,9 @@ class Pipeline:
     isolate_plugins: bool = False
     #: ``rigcheck lint --jobs``: worker processes for the runs (1: all in this process; see lint_workers.worker_count).
     jobs: int = 1
+    #: What a lint's finding stores write each chunk of findings into as they keep it, for the report
+    #: asked for (the JSON writer's text: rigcheck.core.render.json.stored_chunk); None: nothing.
+    chunk_text: ChunkText | None = None
     #: Plugin name -> its validated settings (``plugins-config``), checked when the pipeline is built.
     plugin_configs: dict[str, Any] = field(init=False, default_factory=dict)
 
@@ -215,7 +219,7 @@ def lint(paths: Sequence[str], pipeline: Pipeline) -> Report:
     finisher = _Finisher(pipeline, list(documents.values()))
     all_documents = [doc.summary() for doc in documents.values()]
     documents.clear()  # from here on only the runs hold the specs, each until its last run
-    problems, checked = FindingStore(), FindingStore()
+    problems, checked = FindingStore(render=pipeline.chunk_text), FindingStore(render=pipeline.chunk_text)
     for finding in findings:  # the files' own problems, found while loading
         finisher.keep(finisher.take(finding), problems)
     totals = _Totals()
@@ -246,7 +250,7 @@ def lint(paths: Sequence[str], pipeline: Pipeline) -> Report:
                 if joined is None:
                     joined = unions[(id(known), id(codes))] = known | codes
                 active[path] = joined
-    suppression_findings = FindingStore()
+    suppression_findings = FindingStore(render=pipeline.chunk_text)
     for finding in finisher.suppressor.finish(active):
         if pipeline.options.selected(finding.code):
             finisher.keep(finisher.take(finding, selected=True), suppression_findings)
