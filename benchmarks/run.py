@@ -1,6 +1,6 @@
 """rigcheck's speed against the tools people already run, on this machine, in this run.
 
-    python benchmarks/run.py [--runs 5] [--quick] [--only hostile] [--json FILE]
+    python benchmarks/run.py [--runs 5] [--quick] [--only hostile|lint] [--json FILE]
 
 Every figure is the median wall time of ``--runs`` runs of a separate process (so start-up counts,
 as it does in pre-commit and CI), with the peak resident memory of that process. The commands a
@@ -22,7 +22,8 @@ and the ratios hold even where the absolute times drift. Comparisons:
   GPUs each (32,768 GPUs at the top), against the C-loader parse of the same file;
 - a hostile pull request (issue 15, docs/security.md): ``rigcheck lint`` of 10,000 tiny specs (JSON,
   and the JUnit, Markdown and HTML writers, whose memory once grew with the files), a rig with 20,000
-  unknown GPU names, and a spec with one 20 MB scalar.
+  unknown GPU names, a spec with one 20 MB scalar, and 1,000 workloads naming their rigs by name, or
+  naming rigs that do not exist (each name once a scan of every spec, and a fuzzy search for these).
 
 yamllint and check-jsonschema are compared only when installed (``pip install yamllint
 check-jsonschema``). Targets (issue 20): a cold check of one pair at most 0.3 s and 0.85x
@@ -143,6 +144,10 @@ def benchmark(runs: int, quick: bool, only: str | None = None) -> list[Timing]:
     if only == "hostile":
         hostile_repository(add, rigcheck, quick)
         return results
+    if only == "lint":
+        with tempfile.TemporaryDirectory(prefix="rigcheck-bench-") as folder:
+            throughput(together, Path(folder), quick, tool("yamllint"))
+        return results
     print("cold start (interleaved)", file=sys.stderr)
     cold: list[Item] = [
         ("python -c pass", [python, "-c", "pass"], None, ""),
@@ -199,29 +204,7 @@ def benchmark(runs: int, quick: bool, only: str | None = None) -> list[Timing]:
 
     with tempfile.TemporaryDirectory(prefix="rigcheck-bench-") as folder:
         root = Path(folder)
-        count = 200 if quick else 1000
-        files = write_repo(root / "repo", count)
-        print(f"throughput ({2 * count} files, interleaved)", file=sys.stderr)
-        repo = root / "repo"
-        lint = [*rigcheck, "lint", "--format", "json", "-o", os.devnull]
-        throughput: list[Item] = [
-            (
-                f"PyYAML C loader, {2 * count} files (floor)",
-                [python, "-c", FLOOR, *map(str, files)],
-                None,
-                "",
-            ),
-            (f"rigcheck lint, {2 * count} files", lint, repo, ""),
-        ]
-        for jobs in sorted({1, 2, os.cpu_count() or 1}):  # issue 20: the runs in worker processes
-            throughput.append(
-                (f"rigcheck lint --jobs {jobs}, {2 * count} files", [*lint, "--jobs", str(jobs)], repo, "")
-            )
-        if yamllint:
-            throughput.append(
-                (f"yamllint, {2 * count} files", [yamllint, "-d", "relaxed", str(repo)], None, "")
-            )
-        together(throughput)
+        throughput(together, root, quick, yamllint)
         print("hostile input (each must end in a one-line error, quickly)", file=sys.stderr)
         for label, path in hostile_files(root).items():
             add(f"rigcheck check, {label}", [*rigcheck, "check", str(path)])
@@ -244,14 +227,69 @@ def benchmark(runs: int, quick: bool, only: str | None = None) -> list[Timing]:
     return results
 
 
+def jobs_ladder(cpus: int) -> list[int]:
+    """``--jobs`` values timed: 1, 2 and the powers of two up to the CPUs there are, and the CPUs (issue 20:
+    the lint measured where cores are free, on whatever machine the benchmark is run)."""
+    ladder = {1, 2, cpus}
+    jobs = 4
+    while jobs < cpus:
+        ladder.add(jobs)
+        jobs *= 2
+    return sorted(ladder)
+
+
+def throughput(
+    together: Callable[[list[Item]], list[Timing]], root: Path, quick: bool, yamllint: str | None
+) -> None:
+    """``rigcheck lint`` of the generated repository against the C-loader parse of its files, with what
+    its time is made of: the lint with no checker selected (loading, pairing, the engine's bookkeeping
+    and the report: what any lint costs) and without MEM001 (the memory fit and its search for fixes,
+    the largest checker), and ``--jobs`` from 1 to the CPUs there are."""
+    rigcheck = [sys.executable, "-m", "rigcheck"]
+    count = 200 if quick else 1000
+    files = write_repo(root / "repo", count)
+    print(f"throughput ({2 * count} files, interleaved)", file=sys.stderr)
+    repo = root / "repo"
+    lint = [*rigcheck, "lint", "--format", "json", "-o", os.devnull]
+    items: list[Item] = [
+        (
+            f"PyYAML C loader, {2 * count} files (floor)",
+            [sys.executable, "-c", FLOOR, *map(str, files)],
+            None,
+            "",
+        ),
+        (f"rigcheck lint, {2 * count} files", lint, repo, ""),
+        (f"{LINT_WITHOUT_MEM001}, {2 * count} files", [*lint, "--ignore", "MEM001"], repo, ""),
+        (f"{LINT_NO_CHECKER}, {2 * count} files", [*lint, "--select", "ENGINE"], repo, ""),
+    ]
+    for jobs in jobs_ladder(os.cpu_count() or 1):  # issue 20: the runs in worker processes
+        items.append(
+            (f"rigcheck lint --jobs {jobs}, {2 * count} files", [*lint, "--jobs", str(jobs)], repo, "")
+        )
+    if yamllint:
+        items.append((f"yamllint, {2 * count} files", [yamllint, "-d", "relaxed", str(repo)], None, ""))
+    together(items)
+
+
+#: The two lints that say what the lint's time is made of (:func:`throughput`).
+LINT_WITHOUT_MEM001 = "rigcheck lint --ignore MEM001"
+LINT_NO_CHECKER = "rigcheck lint --select ENGINE (no checker runs)"
+
+
 TINY_RIG = "apiVersion: rigcheck/v1\nkind: Rig\nname: r{index}\nnodes: [{{gpus: {{model: L40S}}}}]\n"
+TINY_WORKLOAD = (
+    "apiVersion: rigcheck/v1\nkind: Workload\nname: w{index}\nruns_on: [{rig}]\n"
+    "model: {{preset: qwen-1.8b}}\ntask: inference\n"
+)
 
 
 def hostile_repository(add: Callable[..., Timing], rigcheck: list[str], quick: bool) -> None:
     """What a pull request can add to make lint slow: many tiny specs, many unknown names, one huge
-    scalar (each a separate ``rigcheck lint`` of its own repository)."""
+    scalar, many workloads naming their rigs (or rigs that do not exist) by name (each a separate
+    ``rigcheck lint`` of its own repository)."""
     count = 2_000 if quick else 10_000
     names = 4_000 if quick else 20_000
+    pairs = 400 if quick else 1_000
     print("hostile pull request", file=sys.stderr)
     lint_json = [*rigcheck, "lint", "-f", "json", "-o", os.devnull]
     with tempfile.TemporaryDirectory(prefix="rigcheck-hostile-") as folder:
@@ -281,6 +319,17 @@ def hostile_repository(add: Callable[..., Timing], rigcheck: list[str], quick: b
                 handle.write("x" * 2**20)
             handle.write("'\nnodes: [{gpus: {model: L40S}}]\n")
         add("rigcheck lint, one 20 MB scalar", lint_json, cwd=scalar)
+        for label, rig in (
+            ("naming their rigs", "r{index}"),
+            ("naming rigs that do not exist", "rigg{index}"),
+        ):
+            named = repository(f"named-{rig[:4]}")
+            for index in range(pairs):  # runs_on by name: one lookup each, not a scan of every spec
+                (named / f"r{index}.yaml").write_text(TINY_RIG.format(index=index), encoding="utf-8")
+                (named / f"w{index}.yaml").write_text(
+                    TINY_WORKLOAD.format(index=index, rig=rig.format(index=index)), encoding="utf-8"
+                )
+            add(f"rigcheck lint, {pairs:,} workloads {label}", lint_json, cwd=named)
 
 
 def hostile_files(root: Path) -> dict[str, Path]:
@@ -351,6 +400,12 @@ def table(results: list[Timing]) -> str:
             f"{ratio:.1f}x",
             ratio <= 5,
         )
+    if lint and floor:
+        for label, what in ((LINT_NO_CHECKER, "no checker runs"), (LINT_WITHOUT_MEM001, "without MEM001")):
+            part = next((t for t in results if t.label.startswith(f"{label}, ")), None)
+            if part:  # not targets: what the lint's time is made of, against the same floor
+                share = f"{part.seconds / floor.seconds:.1f}x"
+                lines.append(f"| (lint {what}: {part.seconds:.3f} s, {share} the floor) | | {share} | |")
     for label, what in (
         ("rigcheck lint", "lint"),
         ("rigcheck lint -f junit", "junit"),
@@ -389,7 +444,11 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5, help="runs per measurement (median)")
     parser.add_argument("--quick", action="store_true", help="400 files and up to 1,000 nodes")
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
-    parser.add_argument("--only", choices=("hostile",), help="only the hostile pull request section")
+    parser.add_argument(
+        "--only",
+        choices=("hostile", "lint"),
+        help="only the hostile pull request section, or only the lint throughput (with --jobs up to the CPUs)",
+    )
     args = parser.parse_args()
     machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
     plugins = prepare()

