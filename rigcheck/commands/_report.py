@@ -197,9 +197,8 @@ def stored_chunk_text(outputs: Sequence[Output]) -> Any:
     """What a lint's finding stores should write each chunk into as they keep it: the JSON writer's text
     when one of ``outputs`` is rigcheck's JSON report (it then writes those chunks as they are), else
     None."""
-    json = sys.modules.get(
-        "rigcheck.core.render.json"
-    )  # imported by report_outputs only when it is asked for
+    # imported by report_outputs only when it is asked for: a check or lint to text never loads it
+    json = sys.modules.get("rigcheck.core.render.json")
     if json is not None and any(output.render is json.render_json for output in outputs):
         return json.stored_chunk
     return None

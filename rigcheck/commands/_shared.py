@@ -152,12 +152,7 @@ def emit(text: str | Iterable[str | bytes | memoryview], output: str | None) -> 
 
 
 def _write_parts(handle: Any, parts: Iterable[str | bytes | memoryview]) -> None:
-    raw = None
-    if os.linesep == "\n" and str(getattr(handle, "encoding", "")).lower().replace("_", "-") in (
-        "utf-8",
-        "utf8",
-    ):
-        raw = getattr(handle, "buffer", None)
+    raw = getattr(handle, "buffer", None) if os.linesep == "\n" and _is_utf8(handle) else None
     for part in parts:
         if isinstance(part, str):
             handle.write(part)
@@ -166,3 +161,13 @@ def _write_parts(handle: Any, parts: Iterable[str | bytes | memoryview]) -> None
             raw.write(part)
         else:
             handle.write(bytes(part).decode("utf-8"))
+
+
+def _is_utf8(handle: Any) -> bool:
+    """Whether ``handle`` encodes text as UTF-8 (so UTF-8 bytes may go to its buffer as they are)."""
+    import codecs
+
+    try:
+        return codecs.lookup(handle.encoding).name == "utf-8"
+    except (AttributeError, LookupError, TypeError):  # no encoding (StringIO), or one Python does not know
+        return False
