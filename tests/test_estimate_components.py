@@ -700,6 +700,52 @@ def test_the_floor_of_a_training_step_lies_under_its_peak(model: str) -> None:
         assert estimate_memory_below(inputs, least * 1.001) is estimate
 
 
+@pytest.mark.parametrize("model", ["llama-2-7b", "qwen-1.8b", "gpt2-124m", "mixtral-8x7b"])
+def test_the_states_and_saved_activations_stop_an_estimate_before_the_rest_is_made(
+    model: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The part of the floor the states and saved activations give (floor_before_extras) is never more
+    than the floor, to the last bit (no tolerance), and is exactly those terms; where it reaches the
+    ceiling the estimate stops before the forward's other terms (logits, weight copies, gathered units)
+    are made, and where the ceiling lies above the device total the estimate is made as before."""
+    from rigcheck.core.estimation import memory
+    from rigcheck.core.estimation.memory import estimate_memory_below
+    from rigcheck.core.estimation.memory.training import (
+        accumulating,
+        floor_before_extras,
+        floor_of,
+        held_throughout,
+    )
+
+    arch = preset(model)
+    for settings in FLOOR_GRID:
+        for loss in ("standard", "chunked"):
+            inputs = MemoryInputs(arch, loss=loss, **settings)  # type: ignore[arg-type]
+            training = Training(inputs, FACTS)
+            training.model_states()
+            saved, extras = training.saved_activations(), training.forward_extras()
+            grads = accumulating(inputs, training.states)
+            before = floor_before_extras(training.states, saved, grads)
+            assert before <= floor_of(training.states, saved, extras), settings
+            held = sum(held_throughout(training.states).values())
+            assert before == pytest.approx(held + grads + saved.saved + saved.outer, rel=1e-12)
+
+    made = []
+    real = memory._extras
+    monkeypatch.setattr(memory, "_MADE", {})  # no estimate made already (one is given whatever the ceiling)
+    monkeypatch.setattr(memory, "_extras", lambda inputs, facts: made.append(inputs) or real(inputs, facts))
+    inputs = MemoryInputs(arch, task="full_finetune", micro_batch=3, seq_len=1536)
+    training = Training(inputs, FACTS)
+    training.model_states()
+    reached = training_device_floor(
+        floor_before_extras(training.states, training.saved_activations(), 0.0), inputs, FACTS
+    )
+    assert estimate_memory_below(inputs, reached) is None and made == []  # stopped before the rest
+    estimate = estimate_memory_below(inputs, float("inf"))
+    assert estimate is not None and made == [inputs]
+    assert estimate.device == estimate_memory(inputs).device
+
+
 def test_a_search_with_a_ceiling_finds_the_same_fixes() -> None:
     """MEM001 passes its usable memory as the search's ceiling: the fixes (and the GPUs needed) are the
     same, with fewer estimates made in full."""
