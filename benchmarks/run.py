@@ -16,8 +16,10 @@ and the ratios hold even where the absolute times drift. Comparisons:
 - throughput: ``rigcheck lint`` on a generated repository of 1,000 rigs and 1,000 workloads (each
   workload paired with a rig, no two pairs alike: ``benchmarks/generate.py``), against a process
   that only parses the same files with PyYAML's C loader (the floor of any YAML linter in Python);
-  ``lint --jobs 1``, ``--jobs 2`` and ``--jobs`` the number of CPUs (the default) for the runs
-  checked in worker processes (issue 20);
+  what the lint's time is made of: the same lint with no checker selected (loading, pairing, the
+  engine's bookkeeping, the report) and without MEM001 (the memory fit and its search for fixes);
+  ``lint --jobs`` 1, 2 and each power of two up to the CPUs there are (the default: all of them) for
+  the runs checked in worker processes (issue 20; ``--only lint`` times this group alone);
 - scale: ``rigcheck check`` on one rig with 1 / 10 / 100 / 1,000 / 4,096 nodes listed one by one, 8
   GPUs each (32,768 GPUs at the top), against the C-loader parse of the same file;
 - a hostile pull request (issue 15, docs/security.md): ``rigcheck lint`` of 10,000 tiny specs (JSON,
