@@ -92,25 +92,19 @@ def _streamed(report: Report) -> Iterator[str | memoryview]:
     yield head + '\n  "findings": ['
     yield from _items(_finding_chunks(report.findings))
     yield '  "runs": ['
-    yield from _items((chunk, _RUNS, None) for chunk in _chunks(report.runs))
+    yield from _items(_listed(chunk, _RUNS) for chunk in _chunks(report.runs) if chunk)
     yield tail
 
 
-#: A chunk of a list member: what to serialize, with which adapter, and (for a store's rows) how to
-#: make the items models again if pydantic-core cannot serialize the values.
-_Chunk = tuple[list[Any], TypeAdapter[Any], Callable[[], list[Any]] | None]
-
-
-def _finding_chunks(findings: Sequence[Finding]) -> Iterator[_Chunk | memoryview]:
+def _finding_chunks(findings: Sequence[Finding]) -> Iterator[str | memoryview]:
+    """The findings' text a chunk at a time: a store's chunk as it wrote it already, or rendered here."""
     if hasattr(findings, "text_chunks"):  # a FindingStore or FindingChain
         for chunk in findings.text_chunks():
-            if isinstance(chunk, memoryview):  # written already, by stored_chunk, as the store kept it
-                yield chunk
-            else:
-                yield [row_values(row) for row in chunk], _finding_values(), partial(unpack, chunk)
+            yield chunk if isinstance(chunk, memoryview) else stored_chunk(chunk)
     else:
         for items in _chunks(findings):
-            yield items, _FINDINGS, None
+            if items:
+                yield _listed(items, _FINDINGS)
 
 
 def stored_chunk(rows: list[Row]) -> str | memoryview:
@@ -134,16 +128,11 @@ def _chunks(items: Sequence[Any]) -> Iterator[list[Any]]:
         yield chunk
 
 
-def _items(chunks: Iterable[_Chunk | memoryview]) -> Iterator[str | memoryview]:
-    """The items of a list member of the report, then its closing bracket and comma."""
+def _items(texts: Iterable[str | memoryview]) -> Iterator[str | memoryview]:
+    """The items of a list member of the report (each text a non-empty chunk of them, as
+    :func:`_listed` writes it), then its closing bracket and comma."""
     first = True
-    for chunk in chunks:
-        if isinstance(chunk, memoryview):
-            text: str | memoryview = chunk
-        elif chunk[0]:
-            text = _listed(*chunk)
-        else:
-            continue
+    for text in texts:
         yield "\n  " if first else ",\n  "  # not joined: each chunk's text is megabytes
         yield text
         first = False
