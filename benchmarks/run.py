@@ -55,6 +55,8 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from generate import cluster_text, write_repo  # noqa: E402
 
+from rigcheck.core.cpus import usable_cpus  # noqa: E402
+
 PAIR = (REPO / "specs" / "rigs" / "home-2x3090.yaml", REPO / "specs" / "workloads" / "qwen-1.8b-lora.yaml")
 FLOOR = (
     "import sys, yaml\n"
@@ -229,6 +231,14 @@ def benchmark(runs: int, quick: bool, only: str | None = None) -> list[Timing]:
     return results
 
 
+def cpu_text() -> str:
+    """The machine's CPUs, and those this process may use where fewer (``taskset``, a cgroup quota:
+    what ``lint --jobs`` defaults to, :func:`rigcheck.core.cpus.usable_cpus`)."""
+    usable = usable_cpus()
+    total = os.cpu_count() or usable
+    return f"{total} CPUs" if usable == total else f"{total} CPUs, {usable} usable"
+
+
 def jobs_ladder(cpus: int) -> list[int]:
     """``--jobs`` values timed: 1, 2 and the powers of two up to the CPUs there are, and the CPUs (issue 20:
     the lint measured where cores are free, on whatever machine the benchmark is run)."""
@@ -264,7 +274,7 @@ def throughput(
         (f"{LINT_WITHOUT_MEM001}, {2 * count} files", [*lint, "--ignore", "MEM001"], repo, ""),
         (f"{LINT_NO_CHECKER}, {2 * count} files", [*lint, "--select", "ENGINE"], repo, ""),
     ]
-    for jobs in jobs_ladder(os.cpu_count() or 1):  # issue 20: the runs in worker processes
+    for jobs in jobs_ladder(usable_cpus()):  # issue 20: the runs in worker processes
         items.append(
             (f"rigcheck lint --jobs {jobs}, {2 * count} files", [*lint, "--jobs", str(jobs)], repo, "")
         )
@@ -452,7 +462,9 @@ def main() -> int:
         help="only the hostile pull request section, or only the lint throughput (with --jobs up to the CPUs)",
     )
     args = parser.parse_args()
-    machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
+    machine = (
+        f"{platform.processor() or platform.machine()}, {cpu_text()}, Python {platform.python_version()}"
+    )
     plugins = prepare()
     print(f"rigcheck benchmarks: {machine}; third-party plugins installed: {plugins}", file=sys.stderr)
     results = benchmark(args.runs, args.quick, args.only)
