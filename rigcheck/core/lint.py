@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rigcheck.core import lint_workers, spec_codes
-from rigcheck.core.baseline import Baseline, apply_baseline
+from rigcheck.core.baseline import Baseline
 from rigcheck.core.boundary import outside_reason, resolved
 from rigcheck.core.catalog import Catalog
 from rigcheck.core.collector import collector_paused
@@ -31,7 +31,7 @@ from rigcheck.core.documents import (
     load_spec,
     spec_from_yaml,
 )
-from rigcheck.core.engine import CheckerStatus, RunOptions, StatusSlots, check_all, run_checks
+from rigcheck.core.engine import CheckerStatus, RunOptions, StatusSlots, check_all
 from rigcheck.core.errors import Problem, SpecError
 from rigcheck.core.finding_store import (
     ChunkText,
@@ -55,10 +55,9 @@ from rigcheck.core.report import (
     Report,
     RunRecords,
     build_report,
-    recount,
 )
 from rigcheck.core.rules import matches
-from rigcheck.core.suppressions import Suppressor, apply_suppressions
+from rigcheck.core.suppressions import Suppressor
 
 
 @dataclass
@@ -104,34 +103,24 @@ class Pipeline:
         load_ms: float = 0.0,
         evidence: Sequence[Any] = (),
     ) -> Report:
-        """``rigcheck check``: one rig (and workload, and evidence), with overrides, suppressions and the
-        baseline."""
-        report = run_checks(
-            rig, workload, self.registry, self.catalog, self.options, load_ms=load_ms, evidence=evidence
-        )
+        """``rigcheck check``: a lint of one run (the rig, or the rig and the workload, with the evidence),
+        through the same steps as :func:`lint`; a spec found broken while checking raises
+        :class:`SpecError` (exit code 2), where a lint files it as findings of its run."""
+        run = _Run(rig, workload, evidence=tuple(evidence))
         documents = [doc for doc in (rig, workload) if doc is not None]
-        active = self._active(report.checkers, documents)
-        return recount(report, self.finish(report.findings, documents, active))
-
-    def finish(
-        self, findings: Sequence[Finding], documents: Sequence[SpecDocument], active: dict[str, set[str]]
-    ) -> list[Finding]:
-        """Severity overrides, then suppressions and waivers, then the baseline."""
-        options = self.options
-        overridden = [self.override(finding) for finding in findings]
-        result = apply_suppressions(
-            overridden,
-            documents,
-            waivers=self.settings.waivers,
-            base=self.settings.base,
-            known_codes=self.registry.rules,
-            active=active,
-            inline=not self.no_ignores,
+        result = check_runs([run], documents, [], self, numbered=False)
+        if result.problems:
+            raise SpecError(result.problems)
+        return build_report(
+            run.subject,
+            list(result.findings),
+            Severity(self.settings["fail-on"]),
+            documents=documents,
+            checkers=result.totals.records(),
+            plugins=self.registry.plugins,
+            load_ms=load_ms,
+            check_ms=result.check_ms,
         )
-        out = result.findings + [finding for finding in result.extra if options.selected(finding.code)]
-        if self.baseline:
-            out = apply_baseline(out, self.baseline)
-        return out
 
     def override(self, finding: Finding) -> Finding:
         """``finding`` at the severity the project config sets for its rule, if it sets one."""
@@ -148,13 +137,6 @@ class Pipeline:
         }
         return finding.with_changes(severity=Severity(overrides[best]), evidence=evidence)
 
-    def _active(
-        self, checkers: Iterable[CheckerRun], documents: Sequence[SpecDocument]
-    ) -> dict[str, set[str]]:
-        ran = {run.name for run in checkers if run.status == "ran"}
-        codes = {code for code, entry in self.registry.rules.items() if entry.checker in ran}
-        return {doc.path: set(codes) for doc in documents}
-
 
 #: Why a pair's run left a checker to its rig's own run (rigcheck.core.engine).
 RIG_ONLY = "rig-only: reported with the rig"
@@ -166,6 +148,11 @@ class _Run:
 
     rig: SpecDocument | SpecSummary
     workload: SpecDocument | SpecSummary | None
+    #: Measured evidence to check with the rig (``rigcheck check --evidence``).
+    evidence: tuple[Any, ...] = ()
+    #: A pair whose rig has its own run in the same lint leaves the rig-only checkers to that run (their
+    #: findings are listed once, with the rig); a pair without one (``check``) runs every checker.
+    leaves_rig_only: bool = False
     #: The checkers that ran, and those left to the rig's own run (shared between runs that agree).
     ran: frozenset[str] = frozenset()
     left: frozenset[str] = frozenset()
@@ -189,19 +176,20 @@ def lint(paths: Sequence[str], pipeline: Pipeline) -> Report:
         try:
             yaml_document = load_yaml_file(spec.path)
             if not spec.named and not declares_rigcheck(yaml_document):
-                continue  # other YAML that mentions rigcheck's apiVersion in a string
+                continue  # YAML whose documents do not declare rigcheck's apiVersion: not a spec
             documents[_key(spec.path)] = spec_from_yaml(yaml_document, kind=spec.kind)
         except SpecError as exc:
             findings.extend(_problem_findings(exc.problems, pipeline.registry))
     load_ms = (time.perf_counter() - started) * 1000
     loader = _Loader(documents, pipeline, findings)
+    pairs = loader.pairs()  # may load more rigs (runs_on and pairs naming files outside the scan)
     rigs = [doc for doc in list(documents.values()) if doc.kind == "Rig"]
     runs = [_Run(rig, None) for rig in rigs]
     seen_pairs: set[tuple[int, int]] = set()
-    for rig, workload in loader.pairs():
+    for rig, workload in pairs:
         if (id(rig), id(workload)) not in seen_pairs:
             seen_pairs.add((id(rig), id(workload)))
-            runs.append(_Run(rig, workload))
+            runs.append(_Run(rig, workload, leaves_rig_only=True))
     paired = {id(run.workload) for run in runs if run.workload is not None}
     for doc in list(documents.values()):
         if doc.kind == "Workload" and id(doc) not in paired:
@@ -215,19 +203,48 @@ def lint(paths: Sequence[str], pipeline: Pipeline) -> Report:
                     )
                 )
             )
-    checked_started = time.perf_counter()
-    finisher = _Finisher(pipeline, list(documents.values()))
     all_documents = [doc.summary() for doc in documents.values()]
+    loaded = list(documents.values())
     documents.clear()  # from here on only the runs hold the specs, each until its last run
+    result = check_runs(runs, loaded, findings, pipeline)
+    del loaded
+    return _report(
+        result.findings, result.records, runs, result.totals, all_documents, pipeline, load_ms, result.check_ms
+    )
+
+
+@dataclass
+class Checked:
+    """What :func:`check_runs` found: the findings (the files' own problems, the runs', the
+    suppressions'), each run's record, the checkers' statuses, and the problems of specs found broken
+    while checking (each also a finding of its run)."""
+
+    findings: FindingChain
+    records: RunRecords
+    totals: _Totals
+    problems: list[Problem]
+    check_ms: float
+
+
+def check_runs(
+    runs: list[_Run],
+    documents: list[SpecDocument],
+    file_findings: Sequence[Finding],
+    pipeline: Pipeline,
+    *,
+    numbered: bool = True,
+) -> Checked:
+    """The one pipeline of ``check`` and ``lint``: check each run, then apply the rule selection,
+    severity overrides, suppressions, waivers and the baseline; ``file_findings`` (the files' own
+    problems) come first. ``numbered``: each finding of a run carries the run's index (a lint's)."""
+    started = time.perf_counter()
+    finisher = _Finisher(pipeline, documents)
     problems, checked = FindingStore(render=pipeline.chunk_text), FindingStore(render=pipeline.chunk_text)
-    for finding in findings:  # the files' own problems, found while loading
+    for finding in file_findings:  # the files' own problems, found while loading
         finisher.keep(finisher.take(finding), problems)
     totals = _Totals()
-    with (
-        collector_paused()
-    ):  # the runs make few reference cycles; generation-0 passes over their findings cost 8%
-        records = _check_runs(runs, pipeline, totals, finisher, problems, checked)
-    check_ms = (time.perf_counter() - checked_started) * 1000
+    with collector_paused():  # the runs make few reference cycles; generation-0 passes cost 8%
+        records, broken = _check_runs(runs, pipeline, totals, finisher, checked, numbered)
     # Each file -> the codes of the rules that ran on it (SUP002): shared sets, one per combination of
     # checkers (not one per file: 10,000 files held 50 MiB of copies).
     active: dict[str, frozenset[str]] = {}
@@ -255,7 +272,7 @@ def lint(paths: Sequence[str], pipeline: Pipeline) -> Report:
         if pipeline.options.selected(finding.code):
             finisher.keep(finisher.take(finding, selected=True), suppression_findings)
     chain = FindingChain(problems, checked, suppression_findings)
-    return _report(chain, records, runs, totals, all_documents, pipeline, load_ms, check_ms)
+    return Checked(chain, records, totals, broken, (time.perf_counter() - started) * 1000)
 
 
 class _Finisher:
@@ -321,61 +338,60 @@ class _Finisher:
             self.suppressor.valid[index].used.update(codes)
         self.suppressor.used_waivers.update(waivers)
 
-    def forget(self, file: str) -> None:
-        """Drop what :meth:`keep` remembers of the findings at ``file``: no run left reads it (a
-        finding repeats only one at the same file, so memory stays flat in the number of files)."""
-        self.seen.pop(file, None)
-
 
 def _check_runs(
     runs: list[_Run],
     pipeline: Pipeline,
     totals: _Totals,
     finisher: _Finisher,
-    problems: FindingStore,
     checked: FindingStore,
-) -> RunRecords:
-    """Check each run in order, its findings finished and stored as it ends; each run's record.
+    numbered: bool,
+) -> tuple[RunRecords, list[Problem]]:
+    """Check each run in order, its findings finished and stored as it ends; each run's record, and the
+    problems of the specs found broken while checking.
 
-    A spec that turns out broken is reported once (in ``problems``) and its runs skipped. With
-    ``pipeline.jobs`` > 1 the runs are checked in forked worker processes (:func:`_outcomes`) and
-    taken here in run order, exactly as if they had been checked here; a run without an outcome (a
-    worker that died) is checked here."""
+    Every run is recorded, in order, so a record's index is its run's index in every format. A run whose
+    spec turns out broken (an unknown GPU, a bad model preset) carries those problems as its findings
+    and fails, as ``check`` of the same files does. A pair lists its rig's findings once: those its rig's
+    own run listed already are counted with the pair, not listed again. With ``pipeline.jobs`` > 1 the
+    runs are checked in forked worker processes (:func:`_outcomes`) and taken here in run order, exactly
+    as if they had been checked here; a run without an outcome (a worker that died) is checked here."""
     options = pipeline.options
     pair_options = replace(options, skip_rig_only=True)
-    broken: set[str] = set()
     records = RunRecords()
+    broken: list[Problem] = []
     # id(rig) -> its alone run's tallies by checker, kept only for the rigs that have pairs
     alone: dict[int, dict[str, Tally]] = {}
     rig_only: dict[tuple[int, int], Tally] = {}  # (id(rig), id(checkers left to it)) -> their tally
-    paired = {id(run.rig) for run in runs if run.workload is not None}
-    last_run: dict[str, int] = {}  # spec path -> the index of the last run that reads it
+    listed: dict[int, set[tuple[Any, ...]]] = {}  # id(rig) -> the keys of its alone run's findings
+    paired = {id(run.rig) for run in runs if run.leaves_rig_only}
+    last_run: dict[int, int] = {}  # id(rig) -> the index of the last run that reads it
     for index, run in enumerate(runs):
-        for doc in (run.rig, run.workload):
-            if doc is not None:
-                last_run[doc.path] = index
-    outcomes = _outcomes(runs, pipeline, options, pair_options, finisher)
+        last_run[id(run.rig)] = index
+    outcomes = _outcomes(runs, pipeline, options, pair_options, finisher, numbered)
     try:
         for index, run in enumerate(runs):
             outcome = next(outcomes)
-            if index:
-                _forget_done(runs, index - 1, last_run, finisher)
-            if run.rig.path in broken or (run.workload is not None and run.workload.path in broken):
-                continue
             if outcome is None:
-                outcome = _check_one(index, run, pipeline, options, pair_options, finisher)
+                outcome = _check_one(
+                    index if numbered else None, run, pipeline, options, pair_options, finisher
+                )
             rows, statuses, found = outcome
-            if found is not None:  # an unknown GPU, a bad model preset: reported once, at its line
-                broken.update(problem.file for problem in found)
+            if found is not None:  # an unknown GPU, a bad model preset: the run's own findings
+                broken.extend(found)
+                rows = []
                 for finding in _problem_findings(found, pipeline.registry):
-                    finisher.keep(finisher.take(finding), problems)
-                continue
+                    kept = finisher.prepare(finding, selected=True)
+                    if kept is not None:
+                        rows.append(pack_one(kept, run=index if numbered else None))
             run.ran, run.left = totals.add(statuses)
             own = Tally()
+            rig_id = id(run.rig)
+            alone_run = run.workload is None and rig_id in paired and rig_id not in alone
             # a rig's own run, by checker: its pairs count the rig-only checkers' findings too
-            by_checker: dict[str, Tally] | None = (
-                {} if run.workload is None and id(run.rig) in paired and id(run.rig) not in alone else None
-            )
+            by_checker: dict[str, Tally] | None = {} if alone_run else None
+            keys: set[tuple[Any, ...]] | None = listed.setdefault(rig_id, set()) if alone_run else None
+            shown = listed.get(rig_id) if run.leaves_rig_only else None
             for prepared in rows:
                 row = finisher.finish(prepared)
                 own.add_row(row)
@@ -385,31 +401,34 @@ def _check_runs(
                     if tally is None:
                         tally = by_checker[checker] = Tally()
                     tally.add_row(row)
-                finisher.keep(row, checked)
+                if keys is not None and row_file(row) == run.rig.path:
+                    keys.add(row_key(row))
+                elif shown is not None and row_file(row) == run.rig.path and row_key(row) in shown:
+                    continue  # listed with the rig's own run, counted with this pair too
+                checked.add_row(row)
             if by_checker is not None:
-                alone[id(run.rig)] = by_checker
-            if run.workload is not None and id(run.rig) in alone:
-                own.merge(_left_to_rig(alone[id(run.rig)], run.left, id(run.rig), rig_only))
+                alone[rig_id] = by_checker
+            if run.leaves_rig_only and rig_id in alone:
+                own.merge(_left_to_rig(alone[rig_id], run.left, rig_id, rig_only))
             _record(run, own, records)
-        if runs:
-            _forget_done(runs, len(runs) - 1, last_run, finisher)
+            _forget_done(runs, index, last_run, listed)
     finally:
         outcomes.close()
-    return records
+    return records, broken
 
 
-def _forget_done(runs: list[_Run], index: int, last_run: dict[str, int], finisher: _Finisher) -> None:
-    """After run ``index``: it keeps only its specs' summaries, and the repeats of findings at a spec
-    no later run reads are forgotten; memory stays flat in the number of files."""
+def _forget_done(runs: list[_Run], index: int, last_run: dict[int, int], listed: dict[int, set[Any]]) -> None:
+    """After run ``index``: it keeps only its specs' summaries, and what was listed of a rig no later run
+    reads is forgotten; memory stays flat in the number of files."""
     run = runs[index]
-    for doc in (run.rig, run.workload):
-        if doc is not None and last_run.get(doc.path) == index:
-            finisher.forget(doc.path)
+    if last_run.get(id(run.rig)) == index:
+        listed.pop(id(run.rig), None)
     runs[index] = _Run(
         run.rig.summary() if isinstance(run.rig, SpecDocument) else run.rig,
         run.workload.summary() if isinstance(run.workload, SpecDocument) else run.workload,
-        run.ran,
-        run.left,
+        leaves_rig_only=run.leaves_rig_only,
+        ran=run.ran,
+        left=run.left,
     )
 
 
@@ -453,15 +472,15 @@ _Outcome = tuple[list[Row], list[StatusSlots], list[Problem] | None]
 
 
 def _check_one(
-    index: int,
+    index: int | None,
     run: _Run,
     pipeline: Pipeline,
     options: RunOptions,
     pair_options: RunOptions,
     finisher: _Finisher,
 ) -> _Outcome:
-    """Check the run with ``index`` in the lint; its findings carry that index and are prepared
-    (:meth:`_Finisher.prepare`)."""
+    """Check ``run``; its findings carry ``index`` (the run's in a lint, None in a check) and are
+    prepared (:meth:`_Finisher.prepare`)."""
     rig, workload = run.rig, run.workload
     assert isinstance(rig, SpecDocument) and (workload is None or isinstance(workload, SpecDocument))
     try:
@@ -470,7 +489,8 @@ def _check_one(
             workload,
             pipeline.registry,
             pipeline.catalog,
-            pair_options if run.workload is not None else options,
+            pair_options if run.leaves_rig_only else options,
+            evidence=run.evidence,
         )
     except SpecError as exc:
         return [], [], list(exc.problems)
@@ -489,6 +509,7 @@ def _outcomes(
     options: RunOptions,
     pair_options: RunOptions,
     finisher: _Finisher,
+    numbered: bool,
 ) -> Generator[_Outcome | None, None, None]:
     """For each run in order, its outcome when a worker process checked it, else None
     (:func:`_check_runs` checks it here); see :mod:`rigcheck.core.lint_workers`. The first rig alone
@@ -496,7 +517,9 @@ def _outcomes(
     fill are then inherited, not built again in each worker."""
 
     def check(index: int) -> _Outcome:
-        return _check_one(index, runs[index], pipeline, options, pair_options, finisher)
+        return _check_one(
+            index if numbered else None, runs[index], pipeline, options, pair_options, finisher
+        )
 
     first_pair = next((index for index, run in enumerate(runs) if run.workload is not None), None)
     return lint_workers.outcomes(
