@@ -1,8 +1,6 @@
-"""Finding spec files for ``rigcheck lint``: walk the given paths, keep the YAML files whose first
-64 KiB declare ``apiVersion`` ``rigcheck/...`` in any YAML style (block, flow, quoted keys, tags);
-whether a candidate is a Rig or a Workload is the loader's to say, from the parsed document.
-
-Other YAML (CI workflows, Kubernetes manifests) is skipped without reading it as a spec. Hidden
+"""Finding spec files for ``rigcheck lint``: walk the given paths and list the YAML files. Whether one is
+a spec, and whether a Rig or a Workload, is the loader's to say from its parsed documents
+(:func:`rigcheck.core.documents.read_if_spec`); nothing here reads what a file says. Hidden
 folders, virtual environments and build output are not entered; ``exclude`` globs (from the
 project config) are matched against paths relative to the config's folder. A YAML file that cannot
 be read, is not a regular file, or (a symlink) leads outside the checked root is returned with its
@@ -13,7 +11,6 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -24,9 +21,7 @@ from rigcheck.core.lean_dataclass import dataclass
 SKIP_DIRS = frozenset(
     {"node_modules", "__pycache__", "venv", "env", "build", "dist", "site-packages", "htmlcov"}
 )
-_API = re.compile(r"""apiVersion['"]?\s*:\s*(?:!!str\s+)?['"]?rigcheck/""")
 _SUFFIXES = (".yaml", ".yml")
-HEAD_BYTES = 64 * 1024  # where a spec's apiVersion is, whatever the file's size
 
 
 @dataclass(frozen=True)
@@ -65,14 +60,13 @@ def discover(
                 candidate = Path(folder, name)
                 if not name.endswith(_SUFFIXES) or _excluded(candidate, exclude, base):
                     continue
-                spec = _candidate(candidate)
-                if spec is not None:
-                    found.setdefault(_key(candidate), spec)
+                found.setdefault(_key(candidate), _candidate(candidate))
     return sorted(found.values(), key=lambda spec: spec.path)
 
 
-def _candidate(path: Path) -> SpecFile | None:
-    """The file as a spec candidate, a file whose problem lint must report, or None for other YAML."""
+def _candidate(path: Path) -> SpecFile:
+    """The YAML file to classify, or with the problem lint must report: outside the root, not a regular
+    file, or unreadable (opened here, so that such a file is said, whatever it holds)."""
     from rigcheck.core.boundary import BoundaryError, outside_reason, read_head
 
     display = _display(path)
@@ -80,14 +74,12 @@ def _candidate(path: Path) -> SpecFile | None:
     if outside is not None:
         return SpecFile(display, None, outside, spec_codes.OUTSIDE_ROOT)
     try:
-        head = read_head(path, HEAD_BYTES)
+        read_head(path, 0)
     except BoundaryError as exc:
         return SpecFile(display, None, exc.reason, spec_codes.OUTSIDE_ROOT)
     except OSError as exc:
         reason = f"cannot read the file ({exc.strerror or exc}), so rigcheck cannot tell whether it is a spec"
         return SpecFile(display, None, reason)
-    if not _API.search(head.decode("utf-8", errors="replace")):
-        return None
     return SpecFile(display, None)
 
 

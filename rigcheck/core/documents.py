@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import types
 import typing
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Union
 
 from pydantic import BaseModel, ValidationError
@@ -98,8 +99,61 @@ def spec_from_yaml(document: YamlDocument, *, kind: str | None = None) -> SpecDo
 
 def declares_rigcheck(document: YamlDocument) -> bool:
     """Whether the document's top level says ``apiVersion: rigcheck/...``, however it is written."""
-    data = document.data
+    return _declares(document.data)
+
+
+def _declares(data: Any) -> bool:
     return isinstance(data, dict) and str(data.get("apiVersion", "")).startswith("rigcheck/")
+
+
+def may_declare_rigcheck(text: str) -> bool:
+    """Whether any YAML document in ``text`` could say ``apiVersion: rigcheck/...``: only when the word
+    is in the text or a backslash escape could spell it (``"\\x72igcheck/v1"``). Plain, quoted and block
+    scalars fold a line break into a space, or keep it, so nothing else can make the word; a test
+    generates spellings and checks that this never drops a spec the loader reads."""
+    return "rigcheck" in text or "\\" in text
+
+
+def _any_declares(documents: Iterator[Any]) -> bool | None:
+    """Whether any of ``documents`` declares rigcheck; None when one cannot be built."""
+    try:
+        return any(_declares(data) for data in documents)
+    except SpecError:
+        return None
+
+
+@dataclass(frozen=True)
+class Unsure:
+    """A YAML file the loader cannot read or parse, so cannot tell whether it is a spec: its problems,
+    and whether its text names rigcheck (then it is most likely a broken spec)."""
+
+    problems: list[Problem]
+    names_rigcheck: bool
+
+
+def read_if_spec(path: str) -> YamlDocument | Unsure | None:
+    """The loader's answer, for ``rigcheck lint``, to whether the YAML file at ``path`` is a spec: its
+    document when one of its documents declares ``apiVersion: rigcheck/...`` (:func:`declares_rigcheck`,
+    in any encoding and spelling YAML reads), None when none does, :class:`Unsure` when it cannot be read
+    or parsed. A spec that cannot be loaded (several documents in one file) raises :class:`SpecError`."""
+    from rigcheck.core.loader import each_document, load_read_file, read_spec_text
+
+    try:
+        text, digest = read_spec_text(path)
+    except SpecError as exc:
+        return Unsure(exc.problems, False)
+    if not may_declare_rigcheck(text):
+        return None
+    try:
+        document = load_read_file(path, text, digest)
+    except SpecError as exc:
+        # Parsed document by document: one declares rigcheck (several documents in a spec file), none
+        # does (a list at the top, an empty file), or the YAML itself is broken.
+        declared = _any_declares(each_document(text, path))
+        if declared:
+            raise
+        return Unsure(exc.problems, "rigcheck" in text) if declared is None else None
+    return document if declares_rigcheck(document) else None
 
 
 def _validate(document: YamlDocument, expected: str | None) -> SpecDocument:

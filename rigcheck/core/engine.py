@@ -35,7 +35,7 @@ from rigcheck.core.report import (
     Report,
     build_report,
 )
-from rigcheck.core.rules import CURRENT_CHECKER, Rule, matches
+from rigcheck.core.rules import CURRENT_CHECKER, Rule, matches, structural
 from rigcheck.core.sandbox import (
     PluginExit,
     WatchdogTimeout,
@@ -72,8 +72,8 @@ class RunOptions:
     plugin_configs: Mapping[str, Any] = field(default_factory=dict)
 
     def selected(self, code: str) -> bool:
-        if code.startswith("ENGINE"):
-            return True  # faults are never hidden: a crashed checker is not a pass
+        if structural(code):
+            return True  # a broken spec or a crashed checker is never hidden: it is not a pass
         if self.select and not matches(code, self.select):
             return False
         return not matches(code, self.ignore)

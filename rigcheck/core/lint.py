@@ -27,8 +27,9 @@ from rigcheck.core.discovery import discover
 from rigcheck.core.documents import (
     SpecDocument,
     SpecSummary,
-    declares_rigcheck,
+    Unsure,
     load_spec,
+    read_if_spec,
     spec_from_yaml,
 )
 from rigcheck.core.engine import CheckerStatus, RunOptions, StatusSlots, check_all
@@ -56,7 +57,7 @@ from rigcheck.core.report import (
     RunRecords,
     build_report,
 )
-from rigcheck.core.rules import matches
+from rigcheck.core.rules import matches, structural
 from rigcheck.core.suppressions import Suppressor
 
 
@@ -125,7 +126,11 @@ class Pipeline:
     def override(self, finding: Finding) -> Finding:
         """``finding`` at the severity the project config sets for its rule, if it sets one."""
         overrides = self.settings["severity"]
-        if not overrides or finding.severity not in (Severity.WARN, Severity.FAIL):
+        if (
+            not overrides
+            or structural(finding.code)
+            or finding.severity not in (Severity.WARN, Severity.FAIL)
+        ):
             return finding
         best = max((code for code in overrides if matches(finding.code, [code])), key=len, default=None)
         if best is None or overrides[best] == "off" or overrides[best] == finding.severity.value:
@@ -168,18 +173,26 @@ def lint(paths: Sequence[str], pipeline: Pipeline) -> Report:
     settings = pipeline.settings
     documents: dict[str, SpecDocument] = {}
     findings: list[Finding] = []
+    unsure: list[tuple[str, Unsure]] = []
     for spec in discover(paths, exclude=settings["exclude"], base=settings.base):
         if spec.problem is not None:  # unreadable, not a regular file, or outside the root: said, not skipped
             problem = Problem(spec.path, spec.problem, 1, 1, "", spec.code)
             findings.extend(_problem_findings([problem], pipeline.registry))
             continue
         try:
-            yaml_document = load_yaml_file(spec.path)
-            if not spec.named and not declares_rigcheck(yaml_document):
-                continue  # YAML whose documents do not declare rigcheck's apiVersion: not a spec
-            documents[_key(spec.path)] = spec_from_yaml(yaml_document, kind=spec.kind)
+            found = load_yaml_file(spec.path) if spec.named else read_if_spec(spec.path)
+            if isinstance(found, Unsure):
+                unsure.append((spec.path, found))
+            elif found is not None:  # None: YAML none of whose documents declares rigcheck
+                documents[_key(spec.path)] = spec_from_yaml(found, kind=spec.kind)
         except SpecError as exc:
             findings.extend(_problem_findings(exc.problems, pipeline.registry))
+    # YAML that cannot be read or parsed is said where specs live (a folder holding one) or when it
+    # names rigcheck; elsewhere (a broken Helm template beside the CI files) it is not a spec's to say.
+    spec_folders = {os.path.dirname(_key(doc.path)) for doc in documents.values()}
+    for path, found in unsure:
+        if found.names_rigcheck or os.path.dirname(_key(path)) in spec_folders:
+            findings.extend(_problem_findings(found.problems, pipeline.registry))
     load_ms = (time.perf_counter() - started) * 1000
     loader = _Loader(documents, pipeline, findings)
     pairs = loader.pairs()  # may load more rigs (runs_on and pairs naming files outside the scan)
@@ -209,7 +222,14 @@ def lint(paths: Sequence[str], pipeline: Pipeline) -> Report:
     result = check_runs(runs, loaded, findings, pipeline)
     del loaded
     return _report(
-        result.findings, result.records, runs, result.totals, all_documents, pipeline, load_ms, result.check_ms
+        result.findings,
+        result.records,
+        runs,
+        result.totals,
+        all_documents,
+        pipeline,
+        load_ms,
+        result.check_ms,
     )
 
 
@@ -517,9 +537,7 @@ def _outcomes(
     fill are then inherited, not built again in each worker."""
 
     def check(index: int) -> _Outcome:
-        return _check_one(
-            index if numbered else None, runs[index], pipeline, options, pair_options, finisher
-        )
+        return _check_one(index if numbered else None, runs[index], pipeline, options, pair_options, finisher)
 
     first_pair = next((index for index, run in enumerate(runs) if run.workload is not None), None)
     return lint_workers.outcomes(

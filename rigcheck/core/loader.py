@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 import yaml
@@ -161,6 +161,10 @@ class _NodeLoader(Protocol):
 
     def get_single_node(self) -> Node | None: ...
 
+    def check_node(self) -> bool: ...
+
+    def get_node(self) -> Node | None: ...
+
     def dispose(self) -> None: ...
 
 
@@ -217,21 +221,44 @@ def read_spec_text(path: str) -> tuple[str, str]:
     return decode_spec_bytes(raw, path), hashlib.sha256(raw).hexdigest()
 
 
+def yaml_encoding(raw: bytes) -> str | None:
+    """The encoding YAML reads ``raw`` in, from its first bytes (YAML 1.2, section 5.2: a byte order
+    mark, else the pattern of NUL bytes around the first ASCII character); None: UTF-8 or not text."""
+    head = raw[:4]
+    if head.startswith((b"\x00\x00\xfe\xff", b"\xff\xfe\x00\x00")):
+        return "utf-32"  # the codec reads the mark and drops it
+    if len(head) == 4 and head[:3] == b"\x00\x00\x00":
+        return "utf-32-be"
+    if len(head) == 4 and head[1:] == b"\x00\x00\x00":
+        return "utf-32-le"
+    if head.startswith((b"\xfe\xff", b"\xff\xfe")):
+        return "utf-16"
+    if len(head) >= 2 and head[0] == 0 and head[1] != 0:
+        return "utf-16-be"
+    if len(head) >= 2 and head[0] != 0 and head[1] == 0:
+        return "utf-16-le"
+    return None
+
+
 def decode_spec_bytes(raw: bytes, path: str) -> str:
-    utf16 = raw.startswith((b"\xff\xfe", b"\xfe\xff"))
-    if b"\x00" in raw[:8192] and not utf16:
+    """``raw`` as text, in any encoding YAML accepts (UTF-8, UTF-16 and UTF-32, with or without a byte
+    order mark: :func:`yaml_encoding`); binary data and undecodable bytes raise :class:`SpecError`."""
+    wide = yaml_encoding(raw)
+    if wide is None and b"\x00" in raw[:8192]:
         raise SpecError(
             Problem(path, "this is a binary file, not a YAML spec", code=spec_codes.UNREADABLE_FILE)
         )
-    encoding = "utf-16" if utf16 else "utf-8-sig"
+    encoding = wide or "utf-8-sig"
     try:
         return raw.decode(encoding)
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
+        name = "UTF-8" if encoding == "utf-8-sig" else encoding.upper()
         raise SpecError(
             Problem(
                 path,
-                f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at offset {exc.start}; save the file as UTF-8",
+                f"not {name} text: byte 0x{raw[exc.start]:02x} at offset {exc.start}; "
+                "save the file as UTF-8",
                 line=line,
                 code=spec_codes.UNREADABLE_FILE,
             )
@@ -245,6 +272,11 @@ def load_yaml_file(path: str) -> YamlDocument:
     :mod:`rigcheck.core.data_cache` when its bytes were loaded before; its positions are then parsed only
     when asked for."""
     text, digest = read_spec_text(path)
+    return load_read_file(path, text, digest)
+
+
+def load_read_file(path: str, text: str, digest: str) -> YamlDocument:
+    """:func:`load_yaml_file` for a file already read (:func:`read_spec_text`)."""
     from rigcheck.core import data_cache
 
     if not data_cache.is_shipped_data(path):
@@ -256,6 +288,25 @@ def load_yaml_file(path: str) -> YamlDocument:
     if not document.traps:
         data_cache.put(digest, document.data)
     return document
+
+
+def each_document(text: str, path: str) -> Iterator[Any]:
+    """The data of each YAML document in ``text``, built as :func:`load_yaml_text` builds one (aliases
+    checked before they expand); raises :class:`SpecError` as it does."""
+    loader = _Loader(text)
+    try:
+        while loader.check_node():
+            root = loader.get_node()
+            if root is None:
+                continue
+            builder = _Builder(path)
+            if "&" in text:
+                builder.check_expansion(root)
+            yield builder.build(root, "", 0)
+    except yaml.YAMLError:
+        raise SpecError(Problem(path, "not valid YAML", code=spec_codes.UNREADABLE_FILE)) from None
+    finally:
+        loader.dispose()
 
 
 class _LazySourceMap(SourceMap):

@@ -214,3 +214,14 @@ def matches(code: str, selectors: list[str] | tuple[str, ...]) -> bool:
     """Whether ``code`` is picked by any selector: a full code (``PLT001``), a prefix (``PLT``,
     ``PLT0``) or ``ALL``, as ruff's ``--select`` reads them."""
     return any(selector == "ALL" or code.startswith(selector) for selector in selectors)
+
+
+#: The families of the findings about the input itself (a spec that cannot be read or checked, a
+#: checker that crashed, a bad config, lint's pairing, suppressions): like ruff's syntax errors, no
+#: selection, ignore, severity override or suppression hides them, and they always count.
+STRUCTURAL_FAMILIES = frozenset({"SPEC", "ENGINE", "CONFIG", "LINT", "SUP"})
+
+
+def structural(code: str) -> bool:
+    """Whether ``code`` (``SPEC013``) is in one of :data:`STRUCTURAL_FAMILIES`."""
+    return code.rstrip("0123456789") in STRUCTURAL_FAMILIES

@@ -27,6 +27,7 @@ from rigcheck.core.errors import Problem
 from rigcheck.core.findings import Finding, Location, Severity, Suppression
 from rigcheck.core.lean_dataclass import dataclass, field
 from rigcheck.core.lint_rules import EXPIRED_WAIVER, INVALID_SUPPRESSION, UNUSED_SUPPRESSION
+from rigcheck.core.rules import structural
 
 _COMMENT = re.compile(
     r"(?:^|\s)#\s*rigcheck\s*:\s*(?P<kind>ignore-file|ignore)\s*(?:\[(?P<codes>[^\]]*)\])?(?P<rest>.*)$"
@@ -236,8 +237,8 @@ class Suppressor:
 
     def apply(self, finding: Finding) -> Finding:
         """``finding`` with the suppressions that cover it (itself when none does)."""
-        if finding.severity is Severity.PASS or finding.location is None:
-            return finding
+        if finding.severity is Severity.PASS or finding.location is None or structural(finding.code):
+            return finding  # a broken spec, a crashed checker: never suppressed (rules.structural)
         if not self._by_file and not self.live_waivers:
             return finding
         attached: list[Suppression] = []
