@@ -177,16 +177,19 @@ def test_config_errors_exit_2_with_file_and_line(repo, run_cli) -> None:  # type
 def test_pyproject_config(repo, run_cli) -> None:  # type: ignore[no-untyped-def]
     (repo / ".rigcheck.yaml").unlink()
     (repo / "pyproject.toml").write_text(
-        '[project]\nname = "x"\n\n[tool.rigcheck]\nignore = ["LINT"]\n', encoding="utf-8"
+        '[project]\nname = "x"\n\n[tool.rigcheck]\nignore = ["PWR"]\n', encoding="utf-8"
     )
     result = run_cli("lint", "--show-config")
     assert "# config file: pyproject.toml" in result.out
     assert (
-        "ignore     = [LINT]" in result.out.replace("  ", " ").replace("ignore =", "ignore     =")
-        or "[LINT]" in result.out
+        "ignore     = [PWR]" in result.out.replace("  ", " ").replace("ignore =", "ignore     =")
+        or "[PWR]" in result.out
     )
     _, report = lint_json(run_cli)
-    assert not any(f["code"].startswith("LINT") for f in report["findings"])
+    assert not any(f["code"].startswith("PWR") for f in report["findings"])
+    (repo / "pyproject.toml").unlink()
+    _, report = lint_json(run_cli)
+    assert any(f["code"].startswith("PWR") for f in report["findings"])
 
 
 def test_baseline_keeps_moved_findings_and_catches_new_ones(repo, run_cli) -> None:  # type: ignore[no-untyped-def]
@@ -299,13 +302,22 @@ def test_a_checkers_status_over_all_runs_is_its_worst_fault_else_ran_else_its_fi
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_select_and_ignore_leave_only_the_chosen_rules_findings_in_a_lint(repo, run_cli, jobs: str) -> None:  # type: ignore[no-untyped-def]
+    from rigcheck.core.rules import structural
+
     _, everything = lint_json(run_cli, "--jobs", jobs)
     all_codes = {finding["code"] for finding in everything["findings"]}
-    assert {"MEM001", "PWR002"} <= all_codes
-    _, selected = lint_json(run_cli, "--jobs", jobs, "--select", "MEM001,PWR")
-    assert {finding["code"] for finding in selected["findings"]} == {
-        code for code in all_codes if code == "MEM001" or code.startswith("PWR")
+    # structural warnings and failures (a broken spec, an orphan workload) are never deselected
+    kept = {
+        f["code"]
+        for f in everything["findings"]
+        if structural(f["code"]) and f["severity"] in ("warn", "fail")
     }
+    assert {"MEM001", "PWR002"} <= all_codes and kept
+    _, selected = lint_json(run_cli, "--jobs", jobs, "--select", "MEM001,PWR")
+    chosen = {code for code in all_codes if code == "MEM001" or code.startswith("PWR")}
+    codes = {finding["code"] for finding in selected["findings"]}
+    # SUP002 (a suppression that matched nothing) is said only of rules that ran
+    assert chosen <= codes and kept - {"SUP002"} <= codes and codes <= chosen | kept
     _, ignored = lint_json(run_cli, "--jobs", jobs, "--ignore", "MEM")
     assert {finding["code"] for finding in ignored["findings"]} == {
         code for code in all_codes if not code.startswith("MEM")

@@ -131,19 +131,25 @@ class Unsure:
     names_rigcheck: bool
 
 
-def read_if_spec(path: str) -> YamlDocument | Unsure | None:
+#: What :func:`read_if_spec` says of a file its pre-filter kept from the parser: no document in it can
+#: declare rigcheck (whether it is valid YAML at all was not asked).
+NOT_PARSED = Unsure([], False)
+
+
+def read_if_spec(path: str, *, pre_filter: bool = True) -> YamlDocument | Unsure | None:
     """The loader's answer, for ``rigcheck lint``, to whether the YAML file at ``path`` is a spec: its
     document when one of its documents declares ``apiVersion: rigcheck/...`` (:func:`declares_rigcheck`,
     in any encoding and spelling YAML reads), None when none does, :class:`Unsure` when it cannot be read
-    or parsed. A spec that cannot be loaded (several documents in one file) raises :class:`SpecError`."""
+    or parsed, :data:`NOT_PARSED` when ``pre_filter`` (:func:`may_declare_rigcheck`) kept it from the
+    parser. A spec that cannot be loaded (several documents in one file) raises :class:`SpecError`."""
     from rigcheck.core.loader import each_document, load_read_file, read_spec_text
 
     try:
         text, digest = read_spec_text(path)
     except SpecError as exc:
         return Unsure(exc.problems, False)
-    if not may_declare_rigcheck(text):
-        return None
+    if pre_filter and not may_declare_rigcheck(text):
+        return NOT_PARSED
     try:
         document = load_read_file(path, text, digest)
     except SpecError as exc:

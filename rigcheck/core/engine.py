@@ -72,8 +72,13 @@ class RunOptions:
     plugin_configs: Mapping[str, Any] = field(default_factory=dict)
 
     def selected(self, code: str) -> bool:
-        if structural(code):
-            return True  # a broken spec or a crashed checker is never hidden: it is not a pass
+        """Whether the rule's checker runs and its warnings and failures are reported: what ``chosen``
+        says, and always for a structural rule (a broken spec or a crashed checker is not a pass)."""
+        return structural(code) or self.chosen(code)
+
+    def chosen(self, code: str) -> bool:
+        """Whether ``select`` and ``ignore`` pick the rule (ruff's reading): its passes and skips are
+        listed only then."""
         if self.select and not matches(code, self.select):
             return False
         return not matches(code, self.ignore)
@@ -316,22 +321,27 @@ def check_all(
     return ctx, findings, statuses
 
 
-#: (checker, select, ignore) -> (the checker's rule codes, those selected), for the checker by id.
-_SELECTED: dict[tuple[int, tuple[str, ...], tuple[str, ...]], tuple[Any, frozenset[str], frozenset[str]]] = {}
+#: (checker, select, ignore) -> (the checker, its rule codes, those selected, those chosen), by id.
+_SELECTED: dict[
+    tuple[int, tuple[str, ...], tuple[str, ...]],
+    tuple[Any, frozenset[str], frozenset[str], frozenset[str]],
+] = {}
 
 
-def _codes(checker: Any, options: RunOptions) -> tuple[frozenset[str], frozenset[str]]:
-    """The checker's rule codes and those ``options`` select, worked out once per checker and selection."""
+def _codes(checker: Any, options: RunOptions) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """The checker's rule codes, those ``options`` select and those it chooses
+    (:meth:`RunOptions.chosen`), worked out once per checker and selection."""
     key = (id(checker), options.select, options.ignore)
     known = _SELECTED.get(key)
     if known is not None and known[0] is checker:
-        return known[1], known[2]
+        return known[1], known[2], known[3]
     codes = frozenset(rule.code for rule in checker.rules)
     selected = frozenset(code for code in codes if options.selected(code))
+    chosen = frozenset(code for code in codes if options.chosen(code))
     if len(_SELECTED) > 4096:
         _SELECTED.clear()
-    _SELECTED[key] = (checker, codes, selected)
-    return codes, selected
+    _SELECTED[key] = (checker, codes, selected, chosen)
+    return codes, selected, chosen
 
 
 def _skip_reason(
@@ -378,7 +388,7 @@ def _run_one(
     """One checker on one context: its status and the findings it produced (a fault finding when it
     crashed, hung, tried to end the run or yielded what is not a finding of its own rules)."""
     checker, plugin = entry.checker, entry.plugin
-    codes, selected = _codes(checker, options)
+    codes, selected, chosen = _codes(checker, options)
     skipped = _skip_reason(checker, ctx, options, selected, hosted if hosted is not None else [])
     if skipped is not None:
         return CheckerStatus(checker.name, plugin.name, skipped[0], 0, 0.0, skipped[1]), []
@@ -454,6 +464,13 @@ def _run_one(
     invalid: list[str] = []
     name, plugin_name = checker.name, plugin.name
     for item in items:
+        if (  # a structural rule's passes and skips only where chosen: its warnings and failures always
+            type(item) is Finding
+            and item.code in selected
+            and item.code not in chosen
+            and item.severity not in (Severity.WARN, Severity.FAIL)
+        ):
+            continue
         if type(item) is Finding and item.code in selected and not untrusted:  # the common case
             produced.append(
                 item

@@ -25,6 +25,7 @@ from rigcheck.core.collector import collector_paused
 from rigcheck.core.config import Settings, bind_plugin_configs, fact_overrides
 from rigcheck.core.discovery import discover
 from rigcheck.core.documents import (
+    NOT_PARSED,
     SpecDocument,
     SpecSummary,
     Unsure,
@@ -182,7 +183,7 @@ def lint(paths: Sequence[str], pipeline: Pipeline) -> Report:
         try:
             found = load_yaml_file(spec.path) if spec.named else read_if_spec(spec.path)
             if isinstance(found, Unsure):
-                unsure.append((spec.path, found))
+                unsure.append((spec.path, found))  # NOT_PARSED among them: parsed below where specs live
             elif found is not None:  # None: YAML none of whose documents declares rigcheck
                 documents[_key(spec.path)] = spec_from_yaml(found, kind=spec.kind)
         except SpecError as exc:
@@ -192,7 +193,10 @@ def lint(paths: Sequence[str], pipeline: Pipeline) -> Report:
     spec_folders = {os.path.dirname(_key(doc.path)) for doc in documents.values()}
     for path, found in unsure:
         if found.names_rigcheck or os.path.dirname(_key(path)) in spec_folders:
-            findings.extend(_problem_findings(found.problems, pipeline.registry))
+            if found is NOT_PARSED:  # other YAML beside specs: said if it is not valid YAML either
+                found = read_if_spec(path, pre_filter=False)
+            if isinstance(found, Unsure):
+                findings.extend(_problem_findings(found.problems, pipeline.registry))
     load_ms = (time.perf_counter() - started) * 1000
     loader = _Loader(documents, pipeline, findings)
     pairs = loader.pairs()  # may load more rigs (runs_on and pairs naming files outside the scan)

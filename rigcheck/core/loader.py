@@ -252,13 +252,17 @@ def decode_spec_bytes(raw: bytes, path: str) -> str:
     try:
         return raw.decode(encoding)
     except UnicodeDecodeError as exc:
+        if wide is not None and not raw.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")):
+            # NUL bytes that only looked like UTF-16 or UTF-32 (no byte order mark): binary data
+            raise SpecError(
+                Problem(path, "this is a binary file, not a YAML spec", code=spec_codes.UNREADABLE_FILE)
+            ) from None
         line = raw.count(b"\n", 0, exc.start) + 1
         name = "UTF-8" if encoding == "utf-8-sig" else encoding.upper()
         raise SpecError(
             Problem(
                 path,
-                f"not {name} text: byte 0x{raw[exc.start]:02x} at offset {exc.start}; "
-                "save the file as UTF-8",
+                f"not {name} text: byte 0x{raw[exc.start]:02x} at offset {exc.start}; save the file as UTF-8",
                 line=line,
                 code=spec_codes.UNREADABLE_FILE,
             )

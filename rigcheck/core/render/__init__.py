@@ -86,6 +86,7 @@ def finding_context(report: Any, finding: Any) -> str | None:
     if finding.run is not None and finding.run < len(runs):
         run = runs[finding.run]
         return run.subject if run.workload else None
-    if not runs and len(report.inputs) > 1:
+    # a check of a pair: no runs, a rig and a workload (every rig a lint reads has a run of its own)
+    if not runs and {"Rig", "Workload"} <= {item.kind for item in report.inputs}:
         return str(report.subject)
     return None
