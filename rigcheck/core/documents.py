@@ -114,6 +114,22 @@ def may_declare_rigcheck(text: str) -> bool:
     return "rigcheck" in text or "\\" in text
 
 
+#: How much of a file that cannot be read whole is searched for the word "rigcheck".
+_HEAD_BYTES = 1 << 20
+
+
+def _head_names_rigcheck(path: str) -> bool:
+    """Whether the first MiB of the file, read as YAML would (:func:`yaml_encoding`), names rigcheck."""
+    from rigcheck.core.boundary import BoundaryError, read_head
+    from rigcheck.core.loader import yaml_encoding
+
+    try:
+        head = read_head(path, _HEAD_BYTES)
+    except (BoundaryError, OSError):
+        return False
+    return "rigcheck" in head.decode(yaml_encoding(head) or "utf-8", errors="replace")
+
+
 def _any_declares(documents: Iterator[Any]) -> bool | None:
     """Whether any of ``documents`` declares rigcheck; None when one cannot be built."""
     try:
@@ -146,8 +162,8 @@ def read_if_spec(path: str, *, pre_filter: bool = True) -> YamlDocument | Unsure
 
     try:
         text, digest = read_spec_text(path)
-    except SpecError as exc:
-        return Unsure(exc.problems, False)
+    except SpecError as exc:  # too large, binary, not text in any encoding YAML reads
+        return Unsure(exc.problems, _head_names_rigcheck(path))
     if pre_filter and not may_declare_rigcheck(text):
         return NOT_PARSED
     try:
