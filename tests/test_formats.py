@@ -526,9 +526,10 @@ class TestJunit:
             RunRecord(subject="rig b", rig=str(tmp_path / "b.yaml"), verdict=b.verdict, summary=b.summary),
             RunRecord(subject="rig a", rig=str(tmp_path / "a.yaml"), verdict=a.verdict, summary=a.summary),
         ]
-        merged = with_findings(a, [*a.findings, *b.findings]).model_copy(
-            update={"subject": "lint", "runs": runs}
-        )
+        numbered = [f.model_copy(update={"run": 1}) for f in a.findings] + [
+            f.model_copy(update={"run": 0}) for f in b.findings
+        ]
+        merged = with_findings(a, numbered).model_copy(update={"subject": "lint", "runs": runs})
         groups = group_findings(merged)
         assert [subject for subject, _ in groups] == ["rig b", "rig a"]
         assert {f.subject for f in groups[0][1]} == {"b / node box", "rig b"}
@@ -561,19 +562,15 @@ class TestJunit:
             ("file x.yaml", "1"),
         ]
 
-    def test_repeated_rig_findings_are_dealt_to_each_run(self, check_files, options, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    def test_findings_without_a_run_index_belong_to_no_run(self, check_files, options, tmp_path) -> None:  # type: ignore[no-untyped-def]
+        # the run index is the one decider: a finding without one is never guessed into a run by its
+        # subject or file, even where they match a run's
         report = check_files(rig_yaml(800), select=("PWR001",))
         rig = str(tmp_path / "rig.yaml")
-        runs = [
-            RunRecord(
-                subject="r + w1", rig=rig, workload="w1.yaml", verdict="fail", summary=Summary(failed=1)
-            ),
-            RunRecord(
-                subject="r + w2", rig=rig, workload="w2.yaml", verdict="fail", summary=Summary(failed=1)
-            ),
-        ]
-        twice = with_findings(report, [*report.findings, *report.findings]).model_copy(update={"runs": runs})
-        assert [len(findings) for _, findings in group_findings(twice)] == [1, 1]
+        runs = [RunRecord(subject="rig r", rig=rig, verdict="fail", summary=Summary(failed=1))]
+        finding = one(report, "PWR001").model_copy(update={"subject": "rig r"})
+        groups = group_findings(with_findings(report, [finding]).model_copy(update={"runs": runs}))
+        assert [(subject, len(found)) for subject, found in groups] == [("rig r", 0), ("rig r", 1)]
 
 
 # --- github --------------------------------------------------------------------------------------
@@ -745,7 +742,10 @@ class TestMarkdown:
             RunRecord(subject="rig a", rig=str(tmp_path / "a.yaml"), verdict=a.verdict, summary=a.summary),
             RunRecord(subject="rig b", rig=str(tmp_path / "b.yaml"), verdict=b.verdict, summary=b.summary),
         ]
-        merged = with_findings(a, [*a.findings, *b.findings]).model_copy(update={"runs": runs})
+        numbered = [f.model_copy(update={"run": 0}) for f in a.findings] + [
+            f.model_copy(update={"run": 1}) for f in b.findings
+        ]
+        merged = with_findings(a, numbered).model_copy(update={"runs": runs})
         text = render_markdown(merged, options)
         assert text.index("### rig a") < text.index("| ❌ | PWR001") < text.index("### rig b")
         assert text.split("### rig b", 1)[1].strip() == "No warnings or failures."

@@ -444,3 +444,24 @@ def test_lint_agrees_with_check_on_generated_repositories(
         event(f"workers: {chosen}")
         for name, text in forked.items():
             assert normalized(name, text) == normalized(name, reports[name]), name
+
+
+def test_the_shipped_specs_with_an_unknown_gpu_rig_first_agree_with_check(tmp_path: Path) -> None:
+    """The acceptance case: the shipped rigs and workloads with the project's pairs, and a rig naming an
+    unknown GPU that sorts first, so that every later run's index would shift if it were dropped."""
+    root = tmp_path / "repo"
+    for kind in ("rigs", "workloads"):
+        shutil.copytree(SPECS / kind, root / "specs" / kind)
+    config = (SPECS.parent / ".rigcheck.yaml").read_text(encoding="utf-8")
+    (root / ".rigcheck.yaml").write_text(config.split("pairs:", 1)[1].join(["pairs:", ""]), encoding="utf-8")
+    (root / "specs" / "rigs" / "000-unknown.yaml").write_text(
+        _rig("home-2x3090", "aaa-unknown-gpu", gpu=UNKNOWN_GPU), encoding="utf-8"
+    )
+    _, reports = lvc.lint(root, formats=lvc.FORMATS)
+    report = json.loads(reports["json"])
+    assert report["runs"][0]["rig"] == "specs/rigs/000-unknown.yaml"
+    assert report["runs"][0]["verdict"] == "fail"
+    assert sum(1 for run in report["runs"] if run["workload"]) >= 9
+    lvc.runs_exist(report)
+    lvc.every_format_groups_as_json(reports)
+    _agree(root, report)

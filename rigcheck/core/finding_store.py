@@ -365,16 +365,9 @@ def findings_matching(
     ]
 
 
-def findings_listed(findings: _Walked, severities: Collection[Severity]) -> tuple[list[Finding], bool]:
+def findings_listed(findings: _Walked, severities: Collection[Severity]) -> list[Finding]:
     """In one walk of a store (:func:`findings_matching`): its findings whose severity is one of
-    ``severities`` or that are suppressed, and whether any finding of the store carries a run index (a
-    Markdown report lists a lint's warnings, failures and suppressions, and groups them by run)."""
-    indexed = False
-
-    def keep(severity: Severity, code: str, suppressed: bool, run: int | None) -> bool:
-        nonlocal indexed
-        indexed = indexed or run is not None
-        return severity in severities or suppressed
-
-    listed = findings_matching(findings, keep)
-    return listed, indexed
+    ``severities`` or that are suppressed (what a Markdown report lists of a lint)."""
+    return findings_matching(
+        findings, lambda severity, code, suppressed, run: severity in severities or suppressed
+    )

@@ -29,7 +29,7 @@ from typing import IO
 from rigcheck.core.findings import Finding, Severity
 from rigcheck.core.render import RenderOptions, relative_path
 from rigcheck.core.render.escape import escape_xml
-from rigcheck.core.report import Report, RunRecord
+from rigcheck.core.report import Report
 from rigcheck.core.taxonomy import rule_family
 
 _COUNTS = ("tests", "failures", "errors", "skipped")
@@ -66,7 +66,7 @@ def _streamed(report: Report, options: RenderOptions) -> Iterator[str]:
 
         try:
             totals = _write_suites(_run_groups(report), report, options, write)
-        except _NotInRunOrder:  # findings assembled by other code: grouped the general way
+        except _NotInRunOrder:  # findings out of run order (assembled by other code): grouped in memory
             spool.seek(0)
             spool.truncate()
             first[0] = True
@@ -94,23 +94,21 @@ _Relative = Callable[[str], str | None]
 
 
 class _NotInRunOrder(Exception):
-    """A store's findings are not in the order of the runs their index names (or name none)."""
+    """A store's findings are not in the order of the runs their index names."""
 
 
 def _run_groups(report: Report) -> Iterator[tuple[str, list[Finding]]]:
     """:func:`group_findings` of a report whose run-indexed findings come in run order (a lint's),
-    one run's findings held at a time; raises :class:`_NotInRunOrder` (before the end, or at it
-    where no finding carries a run index) when they do not, or when there are no runs."""
+    one run's findings held at a time; raises :class:`_NotInRunOrder` when they do not, or when
+    there are no runs."""
     runs = report.runs
     if not runs:
         raise _NotInRunOrder
-    current, indexed = 0, False
+    current = 0
     bucket: list[Finding] = []
     leftovers: dict[str, list[Finding]] = {}
     for finding in report.findings:
         run = finding.run
-        if run is not None:
-            indexed = True
         if run is None or not 0 <= run < len(runs):
             leftovers.setdefault(finding.subject or report.subject, []).append(finding)
             continue
@@ -120,8 +118,6 @@ def _run_groups(report: Report) -> Iterator[tuple[str, list[Finding]]]:
             yield runs[current].subject, bucket
             bucket, current = [], current + 1
         bucket.append(finding)
-    if not indexed and report.findings:
-        raise _NotInRunOrder
     while current < len(runs):
         yield runs[current].subject, bucket
         bucket, current = [], current + 1
@@ -169,20 +165,13 @@ def _root_tag(totals: dict[str, int]) -> str:
     return f'<testsuites name="rigcheck"{counts} time="0">'
 
 
-def group_findings(
-    report: Report, *, split_subjects: bool = False, indexed: bool | None = None
-) -> list[tuple[str, list[Finding]]]:
+def group_findings(report: Report, *, split_subjects: bool = False) -> list[tuple[str, list[Finding]]]:
     """The report's findings by what was checked, in order.
 
-    With ``report.runs`` (``rigcheck lint``): one group per run, in run order. A finding goes to
-    the run its ``run`` index names; findings without one (problems of a file, unused
-    suppressions) follow, grouped by subject. A report whose findings carry no run index at all
-    (one assembled by other code) is matched by subject instead: the run's subject, a subject that
-    starts with it, or one that names the run's rig and points into the run's files; identical
-    findings repeated across runs are dealt out to those runs in turn. Without runs: one group,
-    the report's subject, or (``split_subjects``) one group per finding subject. ``indexed``: whether
-    the report's findings carry run indices, where ``report.findings`` holds only some of them
-    (default: whether any of those does).
+    With ``report.runs`` (``rigcheck lint``): one group per run, in run order, each holding the findings
+    whose ``run`` index names it (the one decider of run membership, as in every format); findings of
+    no run (problems of a file, unused suppressions) follow, grouped by subject. Without runs: one
+    group, the report's subject, or (``split_subjects``) one group per finding subject.
     """
     if not report.runs:
         if not split_subjects:
@@ -195,54 +184,13 @@ def group_findings(
         return list(groups.items())
     placed: list[list[Finding]] = [[] for _ in report.runs]
     leftovers: dict[str, list[Finding]] = {}
-    seen: dict[tuple[object, ...], int] = {}
-    if indexed is None:
-        indexed = any(finding.run is not None for finding in report.findings)
     for finding in report.findings:
-        if indexed:  # rigcheck lint numbers each finding's run; the rest belong to no run
-            if finding.run is not None and 0 <= finding.run < len(placed):
-                placed[finding.run].append(finding)
-            else:
-                leftovers.setdefault(finding.subject or report.subject, []).append(finding)
-            continue
-        scores = [_match(run, finding) for run in report.runs]
-        best = max(scores)
-        if best == 0:
+        if finding.run is not None and 0 <= finding.run < len(placed):
+            placed[finding.run].append(finding)
+        else:
             leftovers.setdefault(finding.subject or report.subject, []).append(finding)
-            continue
-        candidates = [number for number, score in enumerate(scores) if score == best]
-        location = finding.location
-        key = (
-            finding.code,
-            finding.subject,
-            finding.message,
-            location.file if location else None,
-            location.pointer if location else None,
-        )
-        turn = seen.get(key, 0)
-        seen[key] = turn + 1
-        placed[candidates[turn % len(candidates)]].append(finding)
     result = [(run.subject, findings) for run, findings in zip(report.runs, placed, strict=True)]
     return result + list(leftovers.items())
-
-
-def _match(run: RunRecord, finding: Finding) -> int:
-    subject = finding.subject or ""
-    if subject == run.subject:
-        return 4
-    if subject.startswith(run.subject + " "):
-        return 3
-    location = finding.location
-    file = location.file if location is not None else None
-    files = {path for path in (run.rig, run.workload) if path}
-    in_files = file is None or file in files
-    rig = run.subject[4:] if run.subject.startswith("rig ") else run.subject.split(" + ", 1)[0]
-    names_rig = subject in (rig, f"rig {rig}") or subject.startswith((f"{rig} / ", f"{rig} + ", f"{rig} on "))
-    if names_rig and in_files:
-        return 2
-    if not subject and file is not None and file in files:
-        return 1
-    return 0
 
 
 def _by_code(findings: Iterable[Finding]) -> list[tuple[str, list[Finding]]]:

@@ -32,27 +32,25 @@ _KINDS = {"inline": "inline comment", "file": "file comment", "waiver": "waiver"
 
 
 def render_markdown(report: Report, options: RenderOptions) -> str:
-    report, indexed = _listed_only(report)  # rendered up to ten times, at smaller row limits, until it fits
+    report = _listed_only(report)  # rendered up to ten times, at smaller row limits, until it fits
     text = ""
     for limit in _ROW_LIMITS:
-        text = _render(report, options, limit, indexed)
+        text = _render(report, options, limit)
         if len(text) <= _BUDGET:
             return text
     cut = text[:_BUDGET].rsplit("\n", 1)[0]
     return cut + "\n\n... the rest is cut: the comment would be longer than GitHub allows.\n"
 
 
-def _listed_only(report: Report) -> tuple[Report, bool | None]:
+def _listed_only(report: Report) -> Report:
     """``report`` with only the findings a table lists (warnings, failures, suppressed findings) in a
-    list, and whether its findings carry run indices (None: :func:`group_findings` can tell). A lint's
-    findings are a store (maybe on disk) and mostly passes: they are walked once and not held."""
+    list. A lint's findings are a store (maybe on disk) and mostly passes: walked once, not held."""
     if isinstance(report.findings, list):
-        return report, None
-    listed, indexed = findings_listed(report.findings, _ICONS)
-    return report.model_copy(update={"findings": listed}), indexed
+        return report
+    return report.model_copy(update={"findings": findings_listed(report.findings, _ICONS)})
 
 
-def _render(report: Report, options: RenderOptions, limit: int | None, indexed: bool | None) -> str:
+def _render(report: Report, options: RenderOptions, limit: int | None) -> str:
     summary = report.summary
     lines = [
         f"## rigcheck: {_HEADINGS[report.verdict]}",
@@ -61,7 +59,7 @@ def _render(report: Report, options: RenderOptions, limit: int | None, indexed: 
         f"{summary.skipped} not checked, {summary.suppressed} suppressed "
         f"(exit {report.exit_code} with `--fail-on {report.fail_on}`)",
     ]
-    for subject, findings in group_findings(report, indexed=indexed):
+    for subject, findings in group_findings(report):
         shown = [finding for finding in findings if finding.counts and finding.severity in _ICONS]
         shown.sort(key=lambda finding: -finding.severity.rank)
         lines += ["", f"### {_inline(subject)}", ""]
