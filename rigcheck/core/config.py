@@ -108,11 +108,19 @@ class Matrix(_ConfigModel):
 class ConfigFile(_ConfigModel):
     """What a project config may set."""
 
-    select: list[str] | None = Field(None, description="Rule codes or prefixes to run (default: all).")
-    ignore: list[str] | None = Field(None, description="Rule codes or prefixes not to run.")
+    select: list[str] | None = Field(
+        None,
+        description="Rule codes or prefixes to run (default: all). Warnings and failures of SPEC, "
+        "ENGINE, CONFIG, LINT and SUP are reported whatever the selection.",
+    )
+    ignore: list[str] | None = Field(
+        None, description="Rule codes or prefixes not to run (SPEC, ENGINE, CONFIG, LINT, SUP: always run)."
+    )
     fail_on: Literal["warn", "fail"] | None = Field(None, description="Exit 1 at this severity.")
     severity: dict[str, Literal["fail", "warn", "off"]] | None = Field(
-        None, description="Per-rule (or prefix) severity of its warnings and failures; off turns it off."
+        None,
+        description="Per-rule (or prefix) severity of its warnings and failures; off turns it off. "
+        "SPEC, ENGINE, CONFIG, LINT and SUP findings keep theirs.",
     )
     thresholds: dict[str, float | int | str | bool] | None = Field(
         None,
