@@ -72,14 +72,9 @@ def read_baseline(path: str) -> Counter[Key]:
         raise SpecError(Problem(path, f"cannot read the baseline: {exc}", 1, 1)) from None
 
 
-def apply_baseline(findings: Sequence[Finding], path: str) -> list[Finding]:
-    """Mark the findings the baseline lists (up to each entry's count) as baselined."""
-    baseline = Baseline(path)
-    return [baseline.apply(finding) for finding in findings]
-
-
 class Baseline:
-    """:func:`apply_baseline` one finding at a time, in order (each entry covers ``count`` findings)."""
+    """Marks the findings the baseline lists as baselined, one at a time in order (each entry covers
+    ``count`` findings)."""
 
     def __init__(self, path: str) -> None:
         self.remaining = read_baseline(path)

@@ -128,41 +128,11 @@ def _next_content_line(lines: Sequence[str], number: int) -> int | None:
     return None
 
 
-@dataclass
-class SuppressionResult:
-    """Findings with their suppressions attached, and the suppression rules' own findings."""
-
-    findings: list[Finding]
-    extra: list[Finding]  # SUP001-SUP003 findings
-
-
-def apply_suppressions(
-    findings: Sequence[Finding],
-    documents: Iterable[SpecDocument],
-    *,
-    waivers: Sequence[tuple[Waiver, Problem]] = (),
-    base: Path | None = None,
-    today: _dt.date | None = None,
-    known_codes: Iterable[str] = (),
-    active: Mapping[str, AbstractSet[str]] | None = None,
-    inline: bool = True,
-) -> SuppressionResult:
-    """Attach suppressions to the findings they cover and report bad, unused and expired ones.
-
-    ``active`` maps a file path to the rule codes that ran with it as input (for SUP002: only a
-    suppression of a rule that ran can be unused); ``inline=False`` (``--no-ignores``) applies none.
-    """
-    suppressor = Suppressor(
-        documents, waivers=waivers, base=base, today=today, known_codes=known_codes, inline=inline
-    )
-    result = [suppressor.apply(finding) for finding in findings]
-    return SuppressionResult(result, suppressor.finish(active))
-
-
 class Suppressor:
-    """:func:`apply_suppressions` one finding at a time (``rigcheck lint`` streams its findings):
-    the comments and waivers are read once, each finding gets the suppressions that cover it, and
-    :meth:`finish` gives the SUP findings (bad comments, expired waivers, then unused ones)."""
+    """Suppressions applied one finding at a time (``check`` and ``lint`` stream their findings): the
+    comments and waivers are read once, each finding gets the suppressions that cover it, and
+    :meth:`finish` gives the SUP findings (bad comments, expired waivers, then unused ones, where
+    ``active`` says which rules ran on each file); ``inline=False`` (``--no-ignores``) applies none."""
 
     def __init__(
         self,
