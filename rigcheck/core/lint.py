@@ -149,11 +149,25 @@ RIG_ONLY = "rig-only: reported with the rig"
 
 
 @dataclass
+class _Broken:
+    """A spec file that does not load, named by a run (``runs_on``, the config's pairs and matrix): the
+    run fails with its problems, as ``check`` of the same files exits 2 with them."""
+
+    path: str
+    kind: str | None
+    problems: list[Problem]
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(self.path)
+
+
+@dataclass
 class _Run:
     """One check of a lint: a rig alone, or a rig and a workload."""
 
-    rig: SpecDocument | SpecSummary
-    workload: SpecDocument | SpecSummary | None
+    rig: SpecDocument | SpecSummary | _Broken
+    workload: SpecDocument | SpecSummary | _Broken | None
     #: Measured evidence to check with the rig (``rigcheck check --evidence``).
     evidence: tuple[Any, ...] = ()
     #: A pair whose rig has its own run in the same lint leaves the rig-only checkers to that run (their
@@ -173,32 +187,26 @@ def lint(paths: Sequence[str], pipeline: Pipeline) -> Report:
     started = time.perf_counter()
     settings = pipeline.settings
     documents: dict[str, SpecDocument] = {}
-    findings: list[Finding] = []
-    unsure: list[tuple[str, Unsure]] = []
+    broken: dict[str, _Broken] = {}  # specs that do not load, by key: a run that names one fails with them
+    # each file's own problems, in discovery order: the problems, a spec that does not load (said here
+    # unless a run names it), or YAML that cannot be read or parsed (said where specs live)
+    found_problems: list[tuple[str, list[Problem] | _Broken | Unsure]] = []
     for spec in discover(paths, exclude=settings["exclude"], base=settings.base):
         if spec.problem is not None:  # unreadable, not a regular file, or outside the root: said, not skipped
-            problem = Problem(spec.path, spec.problem, 1, 1, "", spec.code)
-            findings.extend(_problem_findings([problem], pipeline.registry))
+            found_problems.append((spec.path, [Problem(spec.path, spec.problem, 1, 1, "", spec.code)]))
             continue
         try:
             found = load_yaml_file(spec.path) if spec.named else read_if_spec(spec.path)
             if isinstance(found, Unsure):
-                unsure.append((spec.path, found))  # NOT_PARSED among them: parsed below where specs live
+                found_problems.append((spec.path, found))
             elif found is not None:  # None: YAML none of whose documents declares rigcheck
                 documents[_key(spec.path)] = spec_from_yaml(found, kind=spec.kind)
         except SpecError as exc:
-            findings.extend(_problem_findings(exc.problems, pipeline.registry))
-    # YAML that cannot be read or parsed is said where specs live (a folder holding one) or when it
-    # names rigcheck; elsewhere (a broken Helm template beside the CI files) it is not a spec's to say.
-    spec_folders = {os.path.dirname(_key(doc.path)) for doc in documents.values()}
-    for path, found in unsure:
-        if found.names_rigcheck or os.path.dirname(_key(path)) in spec_folders:
-            if found is NOT_PARSED:  # other YAML beside specs: said if it is not valid YAML either
-                found = read_if_spec(path, pre_filter=False)
-            if isinstance(found, Unsure):
-                findings.extend(_problem_findings(found.problems, pipeline.registry))
+            broken[_key(spec.path)] = _Broken(spec.path, spec.kind, exc.problems)
+            found_problems.append((spec.path, broken[_key(spec.path)]))
     load_ms = (time.perf_counter() - started) * 1000
-    loader = _Loader(documents, pipeline, findings)
+    paired_findings: list[Finding] = []
+    loader = _Loader(documents, broken, pipeline, paired_findings)
     pairs = loader.pairs()  # may load more rigs (runs_on and pairs naming files outside the scan)
     rigs = [doc for doc in list(documents.values()) if doc.kind == "Rig"]
     runs = [_Run(rig, None) for rig in rigs]
@@ -207,6 +215,16 @@ def lint(paths: Sequence[str], pipeline: Pipeline) -> Report:
         if (id(rig), id(workload)) not in seen_pairs:
             seen_pairs.add((id(rig), id(workload)))
             runs.append(_Run(rig, workload, leaves_rig_only=True))
+    named = {id(doc) for run in runs for doc in (run.rig, run.workload)}
+    spec_folders = {os.path.dirname(key) for key in (*documents, *broken)}
+    findings: list[Finding] = []
+    for path, problems in found_problems:
+        if isinstance(problems, _Broken):
+            problems = [] if id(problems) in named else problems.problems  # else its runs fail with them
+        elif isinstance(problems, Unsure):
+            problems = _unsure_problems(path, problems, spec_folders)
+        findings.extend(_problem_findings(problems, pipeline.registry))
+    findings.extend(paired_findings)
     paired = {id(run.workload) for run in runs if run.workload is not None}
     for doc in list(documents.values()):
         if doc.kind == "Workload" and id(doc) not in paired:
@@ -387,11 +405,14 @@ def _check_runs(
     # id(rig) -> its alone run's tallies by checker, kept only for the rigs that have pairs
     alone: dict[int, dict[str, Tally]] = {}
     rig_only: dict[tuple[int, int], Tally] = {}  # (id(rig), id(checkers left to it)) -> their tally
-    listed: dict[int, set[tuple[Any, ...]]] = {}  # id(rig) -> the keys of its alone run's findings
+    # file -> the findings listed once for every run that reads the file: a rig's own (its alone run's
+    # findings at its file) and a broken spec's problems; a later run counts them without listing them
+    listed: dict[str, set[tuple[Any, ...]]] = {}
     paired = {id(run.rig) for run in runs if run.leaves_rig_only}
-    last_run: dict[int, int] = {}  # id(rig) -> the index of the last run that reads it
+    last_run: dict[str, int] = {}  # spec path -> the index of the last run that reads it
     for index, run in enumerate(runs):
-        last_run[id(run.rig)] = index
+        for path in _paths(run):
+            last_run[path] = index
     outcomes = _outcomes(runs, pipeline, options, pair_options, finisher, numbered)
     try:
         for index, run in enumerate(runs):
@@ -414,10 +435,14 @@ def _check_runs(
             alone_run = run.workload is None and rig_id in paired and rig_id not in alone
             # a rig's own run, by checker: its pairs count the rig-only checkers' findings too
             by_checker: dict[str, Tally] | None = {} if alone_run else None
-            keys: set[tuple[Any, ...]] | None = listed.setdefault(rig_id, set()) if alone_run else None
-            shown = listed.get(rig_id) if run.leaves_rig_only else None
+            files = _paths(run)
+            here: set[tuple[Any, ...]] = set()
             for prepared in rows:
                 row = finisher.finish(prepared)
+                file, key = row_file(row), row_key(row)
+                if (file, *key) in here:
+                    continue  # the same finding twice in one run: said and counted once
+                here.add((file, *key))
                 own.add_row(row)
                 if by_checker is not None:
                     checker = row_checker(row)
@@ -425,10 +450,12 @@ def _check_runs(
                     if tally is None:
                         tally = by_checker[checker] = Tally()
                     tally.add_row(row)
-                if keys is not None and row_file(row) == run.rig.path:
-                    keys.add(row_key(row))
-                elif shown is not None and row_file(row) == run.rig.path and row_key(row) in shown:
-                    continue  # listed with the rig's own run, counted with this pair too
+                if file in files:
+                    known = listed.get(file)
+                    if known is not None and key in known:
+                        continue  # listed with an earlier run of the file, counted with this one too
+                    if found is not None or (run.workload is None and file == run.rig.path):
+                        listed.setdefault(file, set()).add(key)
                 checked.add_row(row)
             if by_checker is not None:
                 alone[rig_id] = by_checker
@@ -441,12 +468,18 @@ def _check_runs(
     return records, broken
 
 
-def _forget_done(runs: list[_Run], index: int, last_run: dict[int, int], listed: dict[int, set[Any]]) -> None:
-    """After run ``index``: it keeps only its specs' summaries, and what was listed of a rig no later run
-    reads is forgotten; memory stays flat in the number of files."""
+def _paths(run: _Run) -> tuple[str, ...]:
+    """The files the run reads."""
+    return (run.rig.path,) if run.workload is None else (run.rig.path, run.workload.path)
+
+
+def _forget_done(runs: list[_Run], index: int, last_run: dict[str, int], listed: dict[str, set[Any]]) -> None:
+    """After run ``index``: it keeps only its specs' summaries, and what was listed of a file no later
+    run reads is forgotten; memory stays flat in the number of files."""
     run = runs[index]
-    if last_run.get(id(run.rig)) == index:
-        listed.pop(id(run.rig), None)
+    for path in _paths(run):
+        if last_run.get(path) == index:
+            listed.pop(path, None)
     runs[index] = _Run(
         run.rig.summary() if isinstance(run.rig, SpecDocument) else run.rig,
         run.workload.summary() if isinstance(run.workload, SpecDocument) else run.workload,
@@ -506,6 +539,9 @@ def _check_one(
     """Check ``run``; its findings carry ``index`` (the run's in a lint, None in a check) and are
     prepared (:meth:`_Finisher.prepare`)."""
     rig, workload = run.rig, run.workload
+    problems = [problem for doc in (rig, workload) if isinstance(doc, _Broken) for problem in doc.problems]
+    if problems:
+        return [], [], problems
     assert isinstance(rig, SpecDocument) and (workload is None or isinstance(workload, SpecDocument))
     try:
         _, produced, statuses = check_all(
@@ -640,17 +676,24 @@ class _Loader:
     """Resolves runs_on entries and config pairs to loaded specs (loading files outside the scan)."""
 
     def __init__(
-        self, documents: dict[str, SpecDocument], pipeline: Pipeline, findings: list[Finding]
+        self,
+        documents: dict[str, SpecDocument],
+        broken: dict[str, _Broken],
+        pipeline: Pipeline,
+        findings: list[Finding],
     ) -> None:
         self.documents = documents
+        self.broken = broken
         self.pipeline = pipeline
         self.findings = findings
         self.refused: set[tuple[str | None, str | None]] = set()
         self._names: _Names | None = None  # made at the first name looked up
         self._hinted = 0  # unknown names given a "did you mean" so far
 
-    def pairs(self) -> list[tuple[SpecDocument, SpecDocument]]:
-        out: list[tuple[SpecDocument, SpecDocument]] = []
+    def pairs(self) -> list[tuple[SpecDocument | _Broken, SpecDocument | _Broken]]:
+        """Each rig + workload pair asked for, in order; a file named that does not load is a
+        :class:`_Broken` (its run fails with the file's problems)."""
+        out: list[tuple[SpecDocument | _Broken, SpecDocument | _Broken]] = []
         for workload in [doc for doc in list(self.documents.values()) if doc.kind == "Workload"]:
             for index, entry in enumerate(workload.model.runs_on or ()):
                 where = workload.locate(f"/runs_on/{index}")
@@ -677,7 +720,7 @@ class _Loader:
                 out.append((pair_rig, pair_workload))
         matrix = settings["matrix"]
         if matrix:
-            sides: dict[str, list[SpecDocument]] = {"Rig": [], "Workload": []}
+            sides: dict[str, list[SpecDocument | _Broken]] = {"Rig": [], "Workload": []}
             for kind, key in (("Rig", "rigs"), ("Workload", "workloads")):
                 for index, entry in enumerate(matrix[key]):
                     line, column = settings.location(f"/matrix/{key}/{index}")
@@ -691,11 +734,13 @@ class _Loader:
             out.extend((rig, workload) for rig in sides["Rig"] for workload in sides["Workload"])
         return out
 
-    def resolve(self, entry: str, kind: str, folder: Path, where: Location) -> SpecDocument | None:
+    def resolve(self, entry: str, kind: str, folder: Path, where: Location) -> SpecDocument | _Broken | None:
         found = self.resolve_many(entry, kind, folder, where)
         return found[0] if found else None
 
-    def resolve_many(self, entry: str, kind: str, folder: Path, where: Location) -> list[SpecDocument]:
+    def resolve_many(
+        self, entry: str, kind: str, folder: Path, where: Location
+    ) -> list[SpecDocument | _Broken]:
         if entry.endswith((".yaml", ".yml")) or "/" in entry or os.sep in entry:
             if any(c in entry for c in "*?["):
                 if os.path.isabs(entry) or ".." in Path(entry).parts:  # the pattern itself leaves the root
@@ -706,7 +751,7 @@ class _Loader:
                 paths = sorted(glob.glob(str(folder / entry)))
             else:
                 paths = [str(folder / entry)]
-            out = []
+            out: list[SpecDocument | _Broken] = []
             for path in paths:
                 reason = outside_reason(path)
                 if reason is not None:
@@ -722,17 +767,21 @@ class _Loader:
         shipped = shipped_specs(kind).get(entry)
         return [doc] if shipped is not None and (doc := self._load(str(shipped), kind)) is not None else []
 
-    def _load(self, path: str, kind: str) -> SpecDocument | None:
+    def _load(self, path: str, kind: str) -> SpecDocument | _Broken | None:
+        """The spec at ``path`` if it is a ``kind`` (loaded once), a :class:`_Broken` if it does not
+        load, or None."""
         if not os.path.isfile(path):
             return None
         key = _key(path)
+        if key in self.broken:
+            return self.broken[key]
         if key not in self.documents:
             display = os.path.relpath(path) if not os.path.relpath(path).startswith("..") else path
             try:
                 self.documents[key] = load_spec(display, kind=kind)
             except SpecError as exc:
-                self.findings.extend(_problem_findings(exc.problems, self.pipeline.registry))
-                return None
+                self.broken[key] = _Broken(display, kind, exc.problems)
+                return self.broken[key]
             if self._names is not None:
                 self._names.add(self.documents[key])
         doc = self.documents[key]
@@ -776,6 +825,18 @@ class _Loader:
                 )
             )
         )
+
+
+def _unsure_problems(path: str, found: Unsure, spec_folders: set[str]) -> list[Problem]:
+    """The problems of YAML that cannot be read or parsed, where it is said: when its text names
+    rigcheck or it sits in a folder that holds a spec; elsewhere (a broken Helm template beside the
+    CI files) it is not a spec's to say."""
+    if not found.names_rigcheck and os.path.dirname(_key(path)) not in spec_folders:
+        return []
+    if found is NOT_PARSED:  # other YAML beside specs: said if it is not valid YAML either
+        parsed = read_if_spec(path, pre_filter=False)
+        return parsed.problems if isinstance(parsed, Unsure) else []
+    return found.problems
 
 
 def _problem_findings(problems: Iterable[Problem], registry: Registry) -> list[Finding]:

@@ -179,7 +179,10 @@ def _render_lint(report: Report, options: RenderOptions) -> str:
         )
         if elsewhere > 0 and not options.show_passes:
             lines.append(
-                paint(f"  and {elsewhere} warning(s) or failure(s) of the rig, listed with it above", "2")
+                paint(
+                    f"  and {elsewhere} warning(s) or failure(s) listed above, with its rig or an earlier run",
+                    "2",
+                )
             )
     summary = report.summary
     verdicts = [run.verdict for run in report.runs]
