@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,8 @@ from hypothesis import HealthCheck, event, given, seed, settings
 from hypothesis import strategies as st
 
 from rigcheck.core import cpus, lint_workers
-from rigcheck.core.documents import may_declare_rigcheck, read_if_spec
+from rigcheck.core.documents import Unsure, may_declare_rigcheck, read_if_spec
+from rigcheck.core.errors import SpecError
 from rigcheck.core.loader import load_yaml_text
 from tests import lint_vs_check as lvc
 from tests.conftest import SPECS
@@ -267,6 +269,11 @@ def test_the_pre_filter_never_drops_what_the_loader_takes(key: str, value: str, 
     if declared:
         assert may_declare_rigcheck(text), text
         assert may_declare_rigcheck(text.encode(encoding).decode(encoding))
+    with tempfile.TemporaryDirectory() as folder:  # and lint's question gets the loader's answer
+        path = Path(folder, "generated.yaml")
+        path.write_bytes(text.encode(encoding))
+        found = read_if_spec(str(path))
+        assert (found is not None and not isinstance(found, Unsure)) == declared, (text, found)
 
 
 def test_read_if_spec_follows_the_documents(tmp_path: Path) -> None:
@@ -276,8 +283,14 @@ def test_read_if_spec_follows_the_documents(tmp_path: Path) -> None:
     other.write_text(
         'apiVersion: v1\nkind: Pod\nmetadata: {name: "a\\tb"}\n---\nkind: Other\n', encoding="utf-8"
     )
-    with pytest.raises(Exception, match="several YAML documents"):
+    refused = tmp_path / "refused.yaml"  # parses, but the loader refuses a value: a broken spec
+    refused.write_text(
+        "<<: {apiVersion: rigcheck/v1}\nkind: Rig\nwatts: " + "9" * 5000 + "\n", encoding="utf-8"
+    )
+    with pytest.raises(SpecError, match="several YAML documents"):
         read_if_spec(str(several))
+    with pytest.raises(SpecError, match="5000-digit"):
+        read_if_spec(str(refused))
     assert read_if_spec(str(other)) is None
 
 

@@ -130,12 +130,31 @@ def _head_names_rigcheck(path: str) -> bool:
     return "rigcheck" in head.decode(yaml_encoding(head) or "utf-8", errors="replace")
 
 
-def _any_declares(documents: Iterator[Any]) -> bool | None:
-    """Whether any of ``documents`` declares rigcheck; None when one cannot be built."""
+def _any_declares(roots: Iterator[Any]) -> bool | None:
+    """Whether any of the composed documents ``roots`` declares rigcheck; None when the YAML breaks."""
     try:
-        return any(_declares(data) for data in documents)
+        return any(_node_declares(root, 0) for root in roots)
     except SpecError:
         return None
+
+
+def _node_declares(node: Any, depth: int) -> bool:
+    """Whether a composed mapping says ``apiVersion: rigcheck/...`` (the parser has already read
+    escapes, quotes, block scalars and tags; aliases are the nodes they name), itself or through a
+    merge key (``<<: *base``)."""
+    from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+    if not isinstance(node, MappingNode) or depth > 8:
+        return False
+    for key, value in node.value:
+        if isinstance(key, ScalarNode) and key.value == "apiVersion":
+            if isinstance(value, ScalarNode) and value.value.startswith("rigcheck/"):
+                return True
+        elif isinstance(key, ScalarNode) and key.value == "<<":
+            merged = value.value if isinstance(value, SequenceNode) else [value]
+            if any(_node_declares(item, depth + 1) for item in merged):
+                return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -158,7 +177,7 @@ def read_if_spec(path: str, *, pre_filter: bool = True) -> YamlDocument | Unsure
     in any encoding and spelling YAML reads), None when none does, :class:`Unsure` when it cannot be read
     or parsed, :data:`NOT_PARSED` when ``pre_filter`` (:func:`may_declare_rigcheck`) kept it from the
     parser. A spec that cannot be loaded (several documents in one file) raises :class:`SpecError`."""
-    from rigcheck.core.loader import each_document, load_read_file, read_spec_text
+    from rigcheck.core.loader import each_root, load_read_file, read_spec_text
 
     try:
         text, digest = read_spec_text(path)
@@ -169,9 +188,10 @@ def read_if_spec(path: str, *, pre_filter: bool = True) -> YamlDocument | Unsure
     try:
         document = load_read_file(path, text, digest)
     except SpecError as exc:
-        # Parsed document by document: one declares rigcheck (several documents in a spec file), none
-        # does (a list at the top, an empty file), or the YAML itself is broken.
-        declared = _any_declares(each_document(text, path))
+        # Composed document by document, nothing built: one declares rigcheck (a spec with a value it
+        # refuses, several documents in a spec file), none does (a list at the top, an empty file), or
+        # the YAML itself is broken.
+        declared = _any_declares(each_root(text, path))
         if declared:
             raise
         return Unsure(exc.problems, "rigcheck" in text) if declared is None else None

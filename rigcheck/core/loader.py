@@ -294,20 +294,16 @@ def load_read_file(path: str, text: str, digest: str) -> YamlDocument:
     return document
 
 
-def each_document(text: str, path: str) -> Iterator[Any]:
-    """The data of each YAML document in ``text``, built as :func:`load_yaml_text` builds one (aliases
-    checked before they expand); raises :class:`SpecError` as it does."""
+def each_root(text: str, path: str) -> Iterator[Node]:
+    """The composed root node of each YAML document in ``text`` (aliases are shared nodes, nothing is
+    built); raises :class:`SpecError` where the text is not valid YAML."""
     loader = _Loader(text)
     try:
         while loader.check_node():
             root = loader.get_node()
-            if root is None:
-                continue
-            builder = _Builder(path)
-            if "&" in text:
-                builder.check_expansion(root)
-            yield builder.build(root, "", 0)
-    except yaml.YAMLError:
+            if root is not None:
+                yield root
+    except (yaml.YAMLError, RecursionError):
         raise SpecError(Problem(path, "not valid YAML", code=spec_codes.UNREADABLE_FILE)) from None
     finally:
         loader.dispose()
