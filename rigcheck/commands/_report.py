@@ -94,14 +94,21 @@ def _jobs(given: int | None) -> int:
 def run_report(args: argparse.Namespace, paths: list[str], build: Callable[[Pipeline], Report]) -> int:
     """Run a command of :func:`rigcheck.commands._options.add_report_options`: ``build`` makes the
     report from the pipeline configured for ``paths``; the exit code is the report's."""
+    from rigcheck.core.errors import RigcheckError
+
     request = ReportRequest.from_args(args, paths)
-    pipeline = build_pipeline(request)
-    if request.show_config:
-        sys.stdout.write(pipeline.settings.show())
-        return EXIT_OK
-    outputs = report_outputs(request.formats, request.output_files, pipeline.registry)
-    pipeline.chunk_text = stored_chunk_text(outputs)
-    report = build(pipeline)
+    check_output_paths([*request.output_files.values(), *filter(None, [request.create_baseline])])
+    try:
+        pipeline = build_pipeline(request)
+        if request.show_config:
+            sys.stdout.write(pipeline.settings.show())
+            return EXIT_OK
+        outputs = report_outputs(request.formats, request.output_files, pipeline.registry)
+        pipeline.chunk_text = stored_chunk_text(outputs)
+        report = build(pipeline)
+    except RigcheckError as exc:  # exit 2: each output says why nothing was checked, never a stale report
+        write_failed(request.formats, request.output_files, str(exc))
+        raise
     if request.create_baseline:
         from rigcheck.core.baseline import write_baseline
 
@@ -117,6 +124,42 @@ def run_report(args: argparse.Namespace, paths: list[str], build: Callable[[Pipe
         show_passes=request.show_passes,
     )
     return report.exit_code
+
+
+def check_output_paths(paths: Sequence[str]) -> None:
+    """A usage error, before any work is done, for an output rigcheck would not write
+    (:func:`rigcheck.core.boundary.output_problem`: a link, not a regular file, a missing folder) and
+    for two outputs that name one file."""
+    from rigcheck.core.boundary import output_problem
+    from rigcheck.core.errors import UsageError
+    from rigcheck.core.render.escape import escape_text
+
+    seen: dict[str, str] = {}
+    for path in paths:
+        reason = output_problem(path)
+        if reason is not None:
+            raise UsageError(f"cannot write {escape_text(path)}: {reason}")
+        key = os.path.normcase(os.path.realpath(path))
+        if key in seen:
+            raise UsageError(
+                f"{escape_text(seen[key])} and {escape_text(path)} name the same file: give each output its own"
+            )
+        seen[key] = path
+
+
+def write_failed(formats: Sequence[str], files: Mapping[int, str], reason: str) -> None:
+    """Replace each output file with a report, in its format, that says nothing was checked and why
+    (:mod:`rigcheck.core.render.failed`); an output that cannot be written is left as it is."""
+    from rigcheck._version import __version__
+    from rigcheck.core.boundary import BoundaryError
+    from rigcheck.core.render.failed import failed_report
+
+    for slot, path in files.items():
+        name = formats[slot] if slot < len(formats) else "text"
+        try:
+            emit(failed_report(name, reason, __version__), path)
+        except (BoundaryError, OSError):
+            continue
 
 
 def build_pipeline(request: ReportRequest) -> Pipeline:

@@ -138,14 +138,24 @@ def load_specs(
 
 
 def emit(text: str | Iterable[str | bytes | memoryview], output: str | None) -> None:
-    """Write ``text`` (a string, or its parts in order) to the file ``output``, or to standard output
-    when it is None or empty. A part may be UTF-8 bytes (the JSON writer's chunks: see
+    """Write ``text`` (a string, or its parts in order) to the file ``output``, replaced whole once
+    written (:func:`rigcheck.core.boundary.replacing`), or to standard output when it is None or
+    empty. A part may be UTF-8 bytes (the JSON writer's chunks: see
     :func:`rigcheck.core.render.json._listed`); they are written as they are where the stream is UTF-8
     and translates no newline, else decoded and written as text."""
     parts = [text] if isinstance(text, str) else text
     if output:
-        with open(output, "w", encoding="utf-8") as handle:
-            _write_parts(handle, parts)
+        from rigcheck.core.boundary import BoundaryError, replacing
+        from rigcheck.core.errors import UsageError
+        from rigcheck.core.render.escape import escape_text
+
+        try:
+            with replacing(output) as handle:  # beside the file, renamed over it; never through a link
+                _write_parts(handle, parts)
+        except BoundaryError as exc:
+            raise UsageError(f"cannot write {escape_text(output)}: {exc.reason}") from None
+        except OSError as exc:  # a full disk, /dev/full, a folder removed meanwhile
+            raise UsageError(f"cannot write {escape_text(output)}: {exc.strerror or exc}") from None
     else:
         _write_parts(sys.stdout, parts)
         sys.stdout.flush()

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rigcheck.core import spec_codes
-from rigcheck.core.boundary import BoundaryError, read_regular
+from rigcheck.core.boundary import BoundaryError, read_regular, replacing
 from rigcheck.core.errors import Problem, SpecError
 from rigcheck.core.findings import Finding, Severity, Suppression
 
@@ -43,7 +43,8 @@ def write_baseline(findings: Sequence[Finding], path: str) -> int:
         for (code, file, pointer, subject), count in sorted(counts.items())
     ]
     document = {"rigcheck_baseline": BASELINE_VERSION, "findings": entries}
-    Path(path).write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    with replacing(path) as handle:  # beside the file, renamed over it; never through a link
+        handle.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     return len(entries)
 
 

@@ -15,12 +15,14 @@ that never set a root read wherever they are told.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar, Token
 from pathlib import Path
+from typing import Any
 
 _NUL = "the path contains a NUL character; no file has such a name"
 
@@ -181,3 +183,91 @@ def _kind(mode: int) -> str:
         if test(mode):
             return name
     return "not a regular file"
+
+
+def output_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why rigcheck would not write a report to ``path``, or None: something that is not a regular file
+    (a folder, a FIFO, ``/dev/full``), a folder that does not exist, or (inside the checked root) a
+    folder that a link leads out of it. A symbolic link is no reason: :func:`replacing` replaces the
+    link itself, never what it points at (a pull request can commit ``rigcheck.sarif -> ~/.bashrc``;
+    the run leaves ``~/.bashrc`` alone and a report in the link's place, which a later upload step
+    then reads instead of the file the link named). Asked before any work, and again as it is written."""
+    text = os.fspath(path)
+    if "\x00" in text:
+        return _NUL
+    try:
+        info = os.lstat(text)
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:
+        return f"cannot look at it ({exc.strerror or exc})"
+    if info is not None and _device_outside(text, info.st_mode):
+        return None  # -o /dev/null, /dev/stdout: typed on the command line, written as a stream
+    if info is not None and not stat.S_ISREG(info.st_mode) and not stat.S_ISLNK(info.st_mode):
+        return f"it is not a regular file ({_kind(info.st_mode)})"
+    folder = os.path.dirname(os.path.abspath(text))
+    if not os.path.isdir(folder):
+        return f"its folder {folder} does not exist"
+    confinement = _ROOT.get()
+    if (
+        confinement is not None
+        and _inside(folder, confinement.root)
+        and not _inside(os.path.realpath(folder), confinement.root)
+    ):
+        return "its folder is a link out of the checked repository"
+    return None
+
+
+def _device_outside(path: str, mode: int) -> bool:
+    """Whether ``path`` is a character device (``/dev/null``, ``/dev/stdout``'s terminal) outside the
+    checked root: only a command line names one."""
+    confinement = _ROOT.get()
+    outside = confinement is None or not _inside(os.path.abspath(path), confinement.root)
+    return stat.S_ISCHR(mode) and outside
+
+
+def _inside(path: str, root: str) -> bool:
+    return os.path.commonpath([path, root]) == root
+
+
+@contextmanager
+def replacing(path: str | os.PathLike[str]) -> Iterator[Any]:
+    """A text file (UTF-8) to write that replaces ``path`` when the block ends without an error, and
+    is removed otherwise: written beside the target and renamed over it, so a report is never seen
+    half written (a run killed while writing leaves the old file or none, never a truncated one), a
+    link at ``path`` is replaced, not written through, and nothing that is not a regular file is
+    replaced (:func:`output_problem`)."""
+    reason = output_problem(path)
+    if reason is not None:
+        raise BoundaryError(os.fspath(path), reason)
+    target = os.path.abspath(os.fspath(path))
+    try:
+        device = _device_outside(target, os.lstat(target).st_mode)
+    except OSError:
+        device = False
+    if device:  # nothing to rename over: written as a stream
+        with open(target, "w", encoding="utf-8", newline="") as stream:
+            yield stream
+        return
+    # a new name beside the target (tempfile's way, without importing it: it loads shutil, bz2, lzma)
+    temporary = os.path.join(
+        os.path.dirname(target), f".{os.path.basename(target)}.{os.urandom(6).hex()}.tmp"
+    )
+    descriptor = os.open(
+        temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600
+    )
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as handle:
+            yield handle
+        os.chmod(temporary, 0o644 & ~_umask())
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -186,6 +186,8 @@ def _all_reduce(torch: Any, count: int, size: int, iterations: int) -> Bandwidth
 def write_evidence(evidence: Evidence, path: str | None) -> str:
     text = evidence.model_dump_json(indent=2, exclude_none=True) + "\n"
     if path:
-        with open(path, "w", encoding="utf-8") as handle:
+        from rigcheck.core.boundary import replacing
+
+        with replacing(path) as handle:
             handle.write(text)
     return text

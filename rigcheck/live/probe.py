@@ -55,7 +55,6 @@ import sys
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from functools import cache
-from pathlib import Path
 from typing import IO, Any
 
 from rigcheck.core.errors import UsageError
@@ -559,7 +558,10 @@ def write_probe(
     elif hasattr(output, "write"):
         output.write(content)  # type: ignore[union-attr]
     else:
-        Path(output).write_text(content, encoding="utf-8")  # type: ignore[arg-type]
+        from rigcheck.core.boundary import replacing
+
+        with replacing(output) as handle:  # type: ignore[arg-type]
+            handle.write(content)
     return content
 
 
