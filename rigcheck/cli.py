@@ -205,7 +205,8 @@ class _Parser(argparse.ArgumentParser):
 
 def _confine(args: argparse.Namespace) -> Any:
     """Set the checked root for the commands that read what a repository names (``confined``, set by
-    check, lint, validate and estimate; docs/security.md); the token to reset it with, or None."""
+    check, lint, validate, estimate, evidence and probe; docs/security.md); the token to reset it
+    with, or None."""
     if not getattr(args, "confined", False):
         return None
     from rigcheck.core.boundary import repository_root, set_root
@@ -216,6 +217,7 @@ def _confine(args: argparse.Namespace) -> Any:
     paths = (
         getattr(args, "paths", None)
         or getattr(args, "files", None)
+        or getattr(args, "from_files", None)
         or [name for name in (getattr(args, "rig", None), getattr(args, "workload", None)) if name]
     )
     start = config or (paths[0] if paths else os.getcwd())

@@ -27,7 +27,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
     add_plugin_options(parser)
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, confined=True)
     return parser
 
 

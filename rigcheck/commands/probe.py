@@ -45,7 +45,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "torch needed; what they do not say is listed as comments",
     )
     add_plugin_options(parser)
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, confined=True)
     return parser
 
 

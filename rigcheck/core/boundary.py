@@ -74,9 +74,11 @@ class BoundaryError(Exception):
 
 
 def repository_root(start: str | os.PathLike[str]) -> str:
-    """The nearest folder at or above ``start`` that holds a ``.git`` entry, else ``start``'s folder."""
-    here = Path(start).resolve()
-    folder = here if here.is_dir() else here.parent
+    """The nearest folder at or above ``start`` that holds a ``.git`` entry, else ``start``'s folder.
+    A file is not followed to where it links (a committed ``ev.txt -> /etc/passwd`` does not make
+    ``/etc`` the root): its folder is."""
+    here = Path(os.path.abspath(start))
+    folder = Path(os.path.realpath(here if here.is_dir() and not here.is_symlink() else here.parent))
     for candidate in (folder, *folder.parents):
         if (candidate / ".git").exists():
             return str(candidate)
@@ -163,6 +165,30 @@ def read_regular(path: str | os.PathLike[str], limit: int, *, inside: bool = Tru
     if len(data) > limit:
         raise BoundaryError(str(path), f"the file is over {limit:,} bytes, the most rigcheck reads")
     return data
+
+
+def named_reason(path: str | os.PathLike[str]) -> str | None:
+    """Why a file named on the command line (evidence, ``--config``) or found beside the specs (a
+    project config) may not be read, or None: one written inside the checked root must resolve inside
+    it (a committed link to ``~/.ssh/id_rsa`` is not followed); one typed outside the root is the
+    user's own choice and is read."""
+    text = os.fspath(path)
+    if "\x00" in text:
+        return _NUL
+    confined = _ROOT.get()
+    if confined is None or not _inside(os.path.abspath(text), confined.root):
+        return None
+    return outside_reason(text)
+
+
+def read_named(path: str | os.PathLike[str], limit: int) -> bytes:
+    """Up to ``limit`` bytes of a regular file named on the command line or found beside the specs
+    (:func:`named_reason`); :class:`BoundaryError` for a link out of the root, what is not a regular
+    file (a FIFO does not block) or a file over ``limit``; ``OSError`` when it cannot be read."""
+    reason = named_reason(path)
+    if reason is not None:
+        raise BoundaryError(os.fspath(path), reason)
+    return read_regular(path, limit, inside=False)
 
 
 def read_head(path: str | os.PathLike[str], size: int) -> bytes:

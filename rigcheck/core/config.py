@@ -274,9 +274,7 @@ def find_config(start: Sequence[str]) -> Path | None:
             if path.is_file():
                 return path
         pyproject = candidate / "pyproject.toml"
-        if pyproject.is_file() and _TOOL_TABLE.search(
-            pyproject.read_text(encoding="utf-8", errors="replace")
-        ):
+        if pyproject.is_file() and _TOOL_TABLE.search(_config_text(pyproject)):
             return pyproject
     return None
 
@@ -389,7 +387,9 @@ def _read(path: Path) -> tuple[Any, Any]:
         except ModuleNotFoundError:  # Python 3.10
             import tomli as tomllib  # type: ignore[no-redef,import-not-found,unused-ignore]
         try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
+            data = tomllib.loads(_config_text(path))
+        except SpecError:
+            raise
         except Exception as exc:
             raise SpecError(
                 Problem(_display(path), f"not valid TOML: {exc}", 1, 1, "", "CONFIG001")
@@ -397,9 +397,9 @@ def _read(path: Path) -> tuple[Any, Any]:
         section = data.get("tool", {}).get("rigcheck", {})
         header = _toml_header_line(path)
         return section, lambda pointer: (header, 1)
-    from rigcheck.core.loader import load_yaml_file
+    from rigcheck.core.loader import load_yaml_text
 
-    document = load_yaml_file(str(path))
+    document = load_yaml_text(_config_text(path), _display(path))
     data = document.data if document.data is not None else {}
     if not isinstance(data, dict):
         raise SpecError(
@@ -413,8 +413,29 @@ def _read(path: Path) -> tuple[Any, Any]:
     return data, locate
 
 
+#: The most of a project config rigcheck reads (the largest real one is a few KiB).
+MAX_CONFIG_BYTES = 4 * 1024 * 1024
+
+
+def _config_text(path: Path) -> str:
+    """A config file's text, read through the boundary (:func:`rigcheck.core.boundary.read_named`: a
+    link out of the repository, a device, a FIFO or a file over :data:`MAX_CONFIG_BYTES` is a
+    one-line CONFIG001 error, never read)."""
+    from rigcheck.core.boundary import BoundaryError, read_named
+
+    try:
+        data = read_named(path, MAX_CONFIG_BYTES)
+    except BoundaryError as exc:
+        raise SpecError(Problem(_display(path), exc.reason, 1, 1, "", "CONFIG001")) from None
+    except OSError as exc:
+        raise SpecError(
+            Problem(_display(path), f"cannot read the file: {exc.strerror or exc}", 1, 1, "", "CONFIG001")
+        ) from None
+    return data.decode("utf-8-sig", errors="replace")
+
+
 def _toml_header_line(path: Path) -> int:
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(_config_text(path).splitlines(), start=1):
         if line.strip().startswith("[tool.rigcheck"):
             return number
     return 1

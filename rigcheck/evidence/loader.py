@@ -24,6 +24,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from rigcheck.core.errors import UsageError
+from rigcheck.core.render.escape import escape_text
 from rigcheck.evidence.model import Evidence
 from rigcheck.evidence.parsers import BUILTIN_PARSERS
 
@@ -130,50 +131,54 @@ def _decode(data: bytes) -> str:
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str | None:
-    """SHA-256 of a file's bytes, read in 1 MiB blocks; None when it cannot be read."""
+    """SHA-256 of a file's bytes (read through :func:`rigcheck.core.boundary.read_named`, as the
+    evidence was); None when it cannot be read."""
     import hashlib
 
-    digest = hashlib.sha256()
+    from rigcheck.core.boundary import BoundaryError, read_named
+
     try:
-        with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-    except OSError:
+        return hashlib.sha256(read_named(path, MAX_BYTES)).hexdigest()
+    except (BoundaryError, OSError):
         return None
-    return digest.hexdigest()
 
 
 def load_evidence(
     paths: Iterable[str | os.PathLike[str]], parsers: Sequence[ParserRef] | None = None
 ) -> list[Evidence]:
-    """One Evidence per file, in the order given; ``parsers`` defaults to the built-in ones."""
+    """One Evidence per file, in the order given; ``parsers`` defaults to the built-in ones. Each file
+    is read through the boundary (:func:`rigcheck.core.boundary.read_named`): a committed link out of
+    the repository, a FIFO or a device is a one-line usage error; a file over :data:`MAX_BYTES` is an
+    Evidence with that problem, not read."""
+    from rigcheck.core.boundary import BoundaryError, read_named
+
     results: list[Evidence] = []
     for entry in paths:
         path = Path(entry)
         source = str(entry)
-        try:
-            size = path.stat().st_size
-        except FileNotFoundError:
-            raise UsageError(f"evidence file not found: {source}") from None
-        except OSError as exc:
-            raise UsageError(f"cannot read evidence file {source}: {exc.strerror or exc}") from None
+        if not os.path.lexists(path):
+            raise UsageError(f"evidence file not found: {escape_text(source)}")
         if path.is_dir():
-            raise UsageError(f"evidence path is a directory, not a file: {source}")
-        if size > MAX_BYTES:
+            raise UsageError(f"evidence path is a directory, not a file: {escape_text(source)}")
+        try:
+            data = read_named(path, MAX_BYTES)
+        except BoundaryError as exc:
+            if not exc.reason.startswith("the file is over"):
+                raise UsageError(f"cannot read evidence file {escape_text(source)}: {exc.reason}") from None
             results.append(
                 Evidence(
                     source=source,
                     tool="unknown",
                     problems=[
-                        f"the file is {size / 1024 / 1024:.1f} MiB, over the {MAX_BYTES // 1024 // 1024} MiB "
-                        "limit for evidence files; it was not read"
+                        f"the file is over the {MAX_BYTES // 1024 // 1024} MiB limit for evidence files; "
+                        "it was not read"
                     ],
                 )
             )
             continue
-        try:
-            data = path.read_bytes()
         except OSError as exc:
-            raise UsageError(f"cannot read evidence file {source}: {exc.strerror or exc}") from None
+            raise UsageError(
+                f"cannot read evidence file {escape_text(source)}: {exc.strerror or exc}"
+            ) from None
         results.append(parse_text(_decode(data), source, parsers))
     return results
