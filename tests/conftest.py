@@ -101,3 +101,25 @@ def check(builtin_registry, catalog):  # type: ignore[no-untyped-def]
         )
 
     return run
+
+
+#: A fake secret beside the repository of the hostile suites (tests/test_hostile_*.py): no case may show
+#: or change it.
+HOSTILE_SECRET = "FAKE-SECRET-DO-NOT-UPLOAD\n"
+
+
+@pytest.fixture
+def actions(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A repository under ``tmp_path/repo`` as the working folder, GitHub Actions' variables set, and a
+    secret outside it; returns (repo, secret file)."""
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    monkeypatch.setenv("RIGCHECK_DISABLE_PLUGIN_AUTOLOAD", "1")
+    secret = tmp_path / "home" / ".bashrc"
+    secret.parent.mkdir()
+    secret.write_text(HOSTILE_SECRET, encoding="utf-8")
+    from tests.test_hostile import RIG, repo
+
+    root = repo(tmp_path / "repo", {"rig.yaml": RIG})
+    monkeypatch.chdir(root)
+    return root, secret

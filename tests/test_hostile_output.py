@@ -103,7 +103,7 @@ def test_markdown_escape_forms_no_link_image_or_html() -> None:
 
     escaped = escape_markdown(LINKS + " a|b \\[c\x1b")
     assert escaped == (
-        "\\[x\\]\\(javascript:alert(1)) \\!\\[y\\]\\(http://evil/) &lt;img src=x onerror=alert(1)&gt;"
+        "\\[x\\]\\(javascript:alert(1)) \\!\\[y\\]\\(http&#58;//evil/) &lt;img src=x onerror=alert(1)&gt;"
         " a\\|b \\\\\\[c\\\\x1b"
     )
     plain = "node ws: 8 cores for 4 GPU processes x (2 workers + 1) + 3 = 15 needed; see `rigcheck rules`"
@@ -199,11 +199,11 @@ def test_markdown_format_neutralises_links_images_and_html(write_spec, run_cli) 
     result = run_cli("check", path, "--format", "markdown", "--select", "PWR001")
     assert result.exit_code == 1, result.err
     out = result.out
-    for formed in ("](", "![", "<img", "\x1b"):
+    for formed in ("](", "![", "<img", "\x1b", "http://"):
         assert formed not in out, formed
     [row] = [line for line in out.splitlines() if "PWR001" in line]
     assert row.startswith(
-        "| ❌ | PWR001 | node w \\[x\\]\\(javascript:alert(1)) \\!\\[y\\]\\(http://evil/) "
+        "| ❌ | PWR001 | node w \\[x\\]\\(javascript:alert(1)) \\!\\[y\\]\\(http&#58;//evil/) "
         "&lt;img src=x onerror=alert(1)&gt;\\\\x1b\\[31m: GPUs 2 x 350 W"
     ), row
 

@@ -17,7 +17,6 @@ import pytest
 
 from rigcheck.cli import main
 from tests.test_hostile import RIG
-from tests.test_hostile_writes import actions  # noqa: F401  (the fixture)
 
 SECRET = "FAKE-SECRET-TOKEN-1234"
 NVIDIA_SMI = Path(__file__).parent / "data" / "tool-outputs"
@@ -37,7 +36,7 @@ def _refused(code: int, out: str, err: str, said: str) -> None:
 
 
 @pytest.fixture
-def secret(actions):  # type: ignore[no-untyped-def]  # noqa: F811
+def secret(actions):  # type: ignore[no-untyped-def]
     root, bashrc = actions
     bashrc.write_text(f"nvidia-smi\n{SECRET}\n", encoding="utf-8")
     return root, bashrc
@@ -66,14 +65,14 @@ def test_a_link_does_not_make_its_target_folder_the_root(secret, capsys) -> None
 
 
 @pytest.mark.parametrize("command", [("evidence", "ev.txt"), ("check", "rig.yaml", "--evidence", "ev.txt")])
-def test_a_fifo_as_evidence_is_refused_without_blocking(actions, capsys, command) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_a_fifo_as_evidence_is_refused_without_blocking(actions, capsys, command) -> None:  # type: ignore[no-untyped-def]
     root, _ = actions
     os.mkfifo(root / "ev.txt")
     _refused(*run(capsys, *command), "not a regular file")
 
 
 @pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
-def test_a_device_as_evidence_is_refused(actions, capsys, device: str) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_a_device_as_evidence_is_refused(actions, capsys, device: str) -> None:  # type: ignore[no-untyped-def]
     root, _ = actions
     if not os.path.exists(device):
         pytest.skip(f"no {device} here")
@@ -82,7 +81,7 @@ def test_a_device_as_evidence_is_refused(actions, capsys, device: str) -> None: 
     _refused(*run(capsys, "evidence", device), "not a regular file")
 
 
-def test_evidence_over_the_cap_is_not_read(actions, capsys) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_evidence_over_the_cap_is_not_read(actions, capsys) -> None:  # type: ignore[no-untyped-def]
     from rigcheck.evidence.loader import MAX_BYTES
 
     root, _ = actions
@@ -92,7 +91,7 @@ def test_evidence_over_the_cap_is_not_read(actions, capsys) -> None:  # type: ig
     assert code in (0, 1) and "limit for evidence files" in out + err
 
 
-def test_evidence_typed_outside_the_repository_is_read(actions, capsys, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_evidence_typed_outside_the_repository_is_read(actions, capsys, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     outside = tmp_path / "elsewhere" / "nvidia-smi.txt"
     outside.parent.mkdir()
     source = sorted((NVIDIA_SMI / "nvidia-smi-text").iterdir())[0]
@@ -111,7 +110,7 @@ def test_a_config_linked_out_of_the_repository_is_not_read(secret, capsys, name:
     _refused(*run(capsys, "lint", "-f", "json", "-o", os.devnull), "outside the checked root")
 
 
-def test_a_config_linked_to_proc_is_one_line(actions, capsys) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_a_config_linked_to_proc_is_one_line(actions, capsys) -> None:  # type: ignore[no-untyped-def]
     root, _ = actions
     if not os.path.exists("/proc/self/pagemap"):
         pytest.skip("no /proc here")
@@ -119,7 +118,7 @@ def test_a_config_linked_to_proc_is_one_line(actions, capsys) -> None:  # type: 
     _refused(*run(capsys, "lint"), "CONFIG001")
 
 
-def test_a_config_over_the_cap_is_one_line(actions, capsys) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_a_config_over_the_cap_is_one_line(actions, capsys) -> None:  # type: ignore[no-untyped-def]
     from rigcheck.core.config import MAX_CONFIG_BYTES
 
     root, _ = actions
@@ -127,14 +126,14 @@ def test_a_config_over_the_cap_is_one_line(actions, capsys) -> None:  # type: ig
     _refused(*run(capsys, "lint"), "over")
 
 
-def test_a_fifo_named_pyproject_does_not_block(actions, capsys) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_a_fifo_named_pyproject_does_not_block(actions, capsys) -> None:  # type: ignore[no-untyped-def]
     root, _ = actions
     os.mkfifo(root / "pyproject.toml")
     code, _, err = run(capsys, "lint", "-f", "json", "-o", os.devnull)
     assert code in (0, 1), err
 
 
-def test_a_config_typed_outside_the_repository_is_read(actions, capsys, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_a_config_typed_outside_the_repository_is_read(actions, capsys, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     config = tmp_path / "team.rigcheck.yaml"
     config.write_text("select: [PWR]\n", encoding="utf-8")
     code, out, err = run(capsys, "lint", "--config", str(config), "--show-config")

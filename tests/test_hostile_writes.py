@@ -18,25 +18,10 @@ from pathlib import Path
 import pytest
 
 from rigcheck.cli import main
-from tests.test_hostile import RIG, repo
+from tests.conftest import HOSTILE_SECRET as SECRET
+from tests.test_hostile import RIG
 
-SECRET = "FAKE-SECRET-DO-NOT-UPLOAD\n"
 FORMATS = ("json", "sarif", "junit", "markdown", "html", "github", "text")
-
-
-@pytest.fixture
-def actions(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):  # type: ignore[no-untyped-def]
-    """A repository under ``tmp_path/repo`` as the working folder, GitHub Actions' variables set, and a
-    secret outside it; returns (repo, secret file)."""
-    monkeypatch.setenv("GITHUB_ACTIONS", "true")
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    monkeypatch.setenv("RIGCHECK_DISABLE_PLUGIN_AUTOLOAD", "1")
-    secret = tmp_path / "home" / ".bashrc"
-    secret.parent.mkdir()
-    secret.write_text(SECRET, encoding="utf-8")
-    root = repo(tmp_path / "repo", {"rig.yaml": RIG})
-    monkeypatch.chdir(root)
-    return root, secret
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

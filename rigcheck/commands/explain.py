@@ -26,6 +26,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from rigcheck.core.docgen import rule_markdown
     from rigcheck.core.errors import UsageError
+    from rigcheck.core.render.escape import escape_lines
 
     registry = load_registry(args.plugins)
     entry = find_rule(registry, args.code)
@@ -33,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             f"rigcheck explain: no rule {args.code!r}{_nearest(registry, args.code)} (rigcheck rules lists them)"
         )
-    print(rule_markdown(entry), end="")
+    print(escape_lines(rule_markdown(entry)), end="")
     return EXIT_OK
 
 

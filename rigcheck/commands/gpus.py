@@ -20,11 +20,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
-
     from rigcheck.core.catalog import CatalogLookupError
     from rigcheck.core.engine import build_catalog
     from rigcheck.core.errors import UsageError
+    from rigcheck.core.render.escape import dump_json, escape_line
 
     catalog = build_catalog(load_registry(args.plugins))
     if args.query:
@@ -35,15 +34,19 @@ def run(args: argparse.Namespace) -> int:
     else:
         entries = sorted(catalog, key=lambda spec: (spec.vendor, spec.segment or "", spec.name))
     if args.format == "json":
-        print(json.dumps([spec.model_dump(mode="json", exclude_none=True) for spec in entries], indent=2))
+        print(dump_json([spec.model_dump(mode="json", exclude_none=True) for spec in entries]))
         return EXIT_OK
     if args.query:
         spec = entries[0]
         for key, value in spec.model_dump(mode="json", exclude_none=True).items():
-            print(f"{key:<26} {value}")
+            print(escape_line(f"{key:<26} {value}"))
         return EXIT_OK
     for spec in entries:
         bandwidth = f"{spec.memory_bandwidth_gbps:g} GB/s" if spec.memory_bandwidth_gbps else "?"
         power = f"{spec.tdp_w:g} W" if spec.tdp_w else "?"
-        print(f"{spec.id:<26} {spec.name:<42} {spec.memory_gib:>6g} GiB  {bandwidth:>10}  {power:>7}")
+        print(
+            escape_line(
+                f"{spec.id:<26} {spec.name:<42} {spec.memory_gib:>6g} GiB  {bandwidth:>10}  {power:>7}"
+            )
+        )
     return EXIT_OK

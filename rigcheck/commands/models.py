@@ -18,9 +18,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
-
     from rigcheck.core.estimation.architecture import architecture_from_mapping, find_preset, preset_ids
+    from rigcheck.core.render.escape import dump_json, escape_line
 
     rows = []
     for model_id in preset_ids():
@@ -44,11 +43,13 @@ def run(args: argparse.Namespace) -> int:
             }
         )
     if args.format == "json":
-        print(json.dumps(rows, indent=2))
+        print(dump_json(rows))
         return EXIT_OK
     for row in rows:
         print(
-            f"{row['id']:<18} {row['params_b']:>8g}B  L{row['layers']:<3} h{row['hidden']:<6} "
-            f"heads {row['heads']}/{row['kv_heads']:<3} ffn {row['ffn']:<6} vocab {row['vocab']:<7} {row['name']}"
+            escape_line(
+                f"{row['id']:<18} {row['params_b']:>8g}B  L{row['layers']:<3} h{row['hidden']:<6} "
+                f"heads {row['heads']}/{row['kv_heads']:<3} ffn {row['ffn']:<6} vocab {row['vocab']:<7} {row['name']}"
+            )
         )
     return EXIT_OK

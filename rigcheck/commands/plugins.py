@@ -21,7 +21,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
+    from rigcheck.core.render.escape import dump_json, escape_line
 
     registry = load_registry(args.plugins)
     shown = [info for info in registry.plugins if args.all or not info.builtin]
@@ -30,15 +30,17 @@ def run(args: argparse.Namespace) -> int:
         rules = sorted(code for code, entry in registry.rules.items() if entry.plugin.name == info.name)
         rows.append({**info.as_dict(), "rules": rules})
     if args.format == "json":
-        print(json.dumps(rows, indent=2))
+        print(dump_json(rows))
         return EXIT_OK
     if not rows:
         print("no plugins installed (rigcheck plugins --all includes the built-in ones)")
     for row in rows:
         print(
-            f"{row['name']} {row['version']}  hooks: {', '.join(row['hooks']) or '-'}  "
-            f"rules: {', '.join(row['rules']) or '-'}"
+            escape_line(
+                f"{row['name']} {row['version']}  hooks: {', '.join(row['hooks']) or '-'}  "
+                f"rules: {', '.join(row['rules']) or '-'}"
+            )
         )
     for fault in registry.faults:
-        print(f"! {fault.plugin} {fault.version}: failed in {fault.stage}: {fault.message}")
+        print(escape_line(f"! {fault.plugin} {fault.version}: failed in {fault.stage}: {fault.message}"))
     return EXIT_OK

@@ -20,8 +20,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
-
+    from rigcheck.core.render.escape import dump_json, escape_line
     from rigcheck.core.rules import matches
 
     registry = load_registry(args.plugins)
@@ -34,11 +33,15 @@ def run(args: argparse.Namespace) -> int:
             {**entry.rule.as_dict(), "checker": entry.checker, "plugin": entry.plugin.name}
             for entry in entries
         ]
-        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        print(dump_json(payload))
         return EXIT_OK
     width = max((len(entry.rule.name) for entry in entries), default=10)
     for entry in entries:
         rule = entry.rule
         origin = "" if entry.plugin.builtin else f"  [{entry.plugin.name}]"
-        print(f"{rule.code:<10} {rule.name:<{width}}  {rule.severity.value:<4}  {rule.summary}{origin}")
+        print(
+            escape_line(
+                f"{rule.code:<10} {rule.name:<{width}}  {rule.severity.value:<4}  {rule.summary}{origin}"
+            )
+        )
     return EXIT_OK

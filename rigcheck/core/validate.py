@@ -7,7 +7,6 @@ what editors check and what rigcheck checks cannot drift apart unnoticed.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from rigcheck.core import spec_codes
@@ -152,8 +151,10 @@ def _choice_of(error: Any) -> Any:
 
 
 def render_validation(results: list[ValidationResult], fmt: str, *, color: bool = False) -> str:
+    from rigcheck.core.render.escape import dump_json, escape_line
+
     if fmt == "json":
-        return json.dumps([result.as_dict() for result in results], indent=2) + "\n"
+        return dump_json([result.as_dict() for result in results]) + "\n"
     lines: list[str] = []
     for result in results:
         if result.problems:
@@ -167,4 +168,4 @@ def render_validation(results: list[ValidationResult], fmt: str, *, color: bool 
             f"{result.path}: valid {result.kind} {result.name!r}"
             + (f" ({len(result.traps)} YAML trap(s))" if result.traps else "")
         )
-    return "\n".join(lines) + "\n"
+    return "".join(escape_line(line) + "\n" for line in lines)  # keys, names, messages: from the file

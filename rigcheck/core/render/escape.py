@@ -16,13 +16,15 @@ except where a format says otherwise (Markdown brackets, SARIF brackets, ``%`` f
   line that would start with ``::`` after leading blanks starts ``%3A:``; ``##[`` becomes ``##%5B``.
 - :func:`escape_markdown`: no link, image, autolink or HTML can be formed: ``\\``, ``[`` and ``]``
   are backslash-escaped, so are ``(`` after ``]`` and ``!`` before ``[``; ``<`` and ``>`` become
-  entities; ``|`` is escaped for table cells. Backticks are left: a code span forms no link and
+  entities; ``|`` is escaped for table cells; the ``:`` of ``://`` and the ``.`` of ``www.`` become
+  entities (GitHub links bare URLs). Backticks are left: a code span forms no link and
   rigcheck's own fixes use them.
 - :func:`escape_sarif`: text escaping, then a ``]`` before ``(`` backslash-escaped (with any
   backslashes before it doubled): SARIF 2.1.0 plain-text messages may carry embedded links
   ``[text](target)`` (3.11.6), and none can form without an unescaped ``](``.
-- :func:`escape_xml` (JUnit): controls (C0 but tab, LF and CR; DEL; C1) and what XML 1.0 cannot
-  carry even escaped (lone surrogates, U+FFFE, U+FFFF) become U+FFFD; ElementTree escapes markup.
+- :func:`escape_xml` (JUnit): controls (C0 but tab, LF and CR; DEL; C1), bidirectional controls and
+  line separators, and what XML 1.0 cannot carry even escaped (lone surrogates, U+FFFE, U+FFFF)
+  become U+FFFD; ElementTree escapes markup.
 - :func:`json_safe`, :func:`json_text` and :func:`dump_json`: JSON is structured, values are written
   exactly, but never as ``NaN`` or ``Infinity`` (``allow_nan=False``): a non-finite float becomes
   ``null`` in the JSON report and the string ``"nan"``, ``"inf"`` or ``"-inf"`` in SARIF property
@@ -52,7 +54,11 @@ _LEGACY_COMMAND = re.compile(r"##(vso)?\[")  # the runner's TryParse: IndexOf("#
 
 @functools.cache  # compiled when first needed: each of these two costs 0.5 ms, and a text report needs neither
 def _xml_unsafe() -> re.Pattern[str]:
-    return re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+    # also the bidirectional controls and line separators: a CI page shows JUnit text as it is
+    return re.compile(
+        "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069"
+        "\ud800-\udfff\ufffe\uffff]"
+    )
 
 
 @functools.cache
@@ -112,6 +118,18 @@ def in_github_actions() -> bool:
     return os.environ.get("GITHUB_ACTIONS") == "true"
 
 
+def escape_line(line: str) -> str:
+    """One line for the terminal or a plain-text file (``validate``, ``rules``, ``gpus``, ``models``,
+    ``plugins``): :func:`escape_text` (a line break in a key stays on the line, visible), then
+    :func:`guard_line`."""
+    return guard_line(escape_text(line))
+
+
+def escape_lines(text: str) -> str:
+    """Text whose line breaks are its own (``explain``'s Markdown): each line :func:`escape_line`."""
+    return "\n".join(escape_line(line) for line in text.split("\n"))
+
+
 def escape_stderr(line: str) -> str:
     """One line for standard error: escaped as a plain Actions log line under GitHub Actions, else as
     text (control characters visible)."""
@@ -125,10 +143,16 @@ _MARKDOWN_TABLE_FREE = re.compile(r"\\|\[|\]\(?|!(?=\[)|<|>")
 _MARKDOWN_REPLACE = {"<": "&lt;", ">": "&gt;", "](": "\\]\\("}
 
 
+#: What GitHub turns into a link in plain text (its autolink extension): a scheme's ``://`` and ``www.``.
+_BARE_LINK = re.compile(r"://|(?<![\w.])www\.", re.IGNORECASE)
+
+
 def escape_markdown(text: str, *, table: bool = True) -> str:
-    """``text`` as literal Markdown (GitHub Flavored): no link, image, autolink, HTML or table cell break."""
+    """``text`` as literal Markdown (GitHub Flavored): no link, image, autolink (``https://`` and
+    ``www.`` in plain text get an entity for their colon or dot), HTML or table cell break."""
     pattern = _MARKDOWN if table else _MARKDOWN_TABLE_FREE
-    return pattern.sub(lambda m: _MARKDOWN_REPLACE.get(m.group(), "\\" + m.group()), escape_text(text))
+    escaped = pattern.sub(lambda m: _MARKDOWN_REPLACE.get(m.group(), "\\" + m.group()), escape_text(text))
+    return _BARE_LINK.sub(lambda m: "&#58;//" if m.group() == "://" else m.group()[:3] + "&#46;", escaped)
 
 
 # -- SARIF, JUnit XML, JSON ------------------------------------------------------------------------------
@@ -143,8 +167,12 @@ def escape_sarif(text: str) -> str:
 
 def escape_xml(text: str) -> str:
     """A JUnit attribute or text: controls and what XML 1.0 cannot carry become U+FFFD (ElementTree
-    escapes ``<``, ``&`` and quotes); tab, LF and CR stay."""
-    return _xml_unsafe().sub("\ufffd", text)
+    escapes ``<``, ``&`` and quotes); tab, LF and CR stay, but no line reads as a workflow command
+    where a CI step prints the file (:func:`guard_line`, ``##[`` broken as in text)."""
+    safe = _xml_unsafe().sub("\ufffd", text)
+    if "::" in safe:
+        safe = "\n".join(guard_line(line) for line in safe.split("\n"))
+    return _LEGACY_COMMAND.sub(lambda m: f"##{m.group(1) or ''}\\x5b", safe)
 
 
 def json_safe(value: Any, *, nonfinite: Callable[[float], Any] = str) -> Any:
