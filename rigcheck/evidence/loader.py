@@ -75,8 +75,32 @@ def _as_evidence(result: Any, parser: Any, path: str) -> Evidence:
     )
 
 
+#: The most problems kept from one file, and the most characters of each (a problem may quote a line
+#: of the file: a hostile 1 MB line is not echoed into every report).
+MAX_PROBLEMS = 50
+MAX_PROBLEM_CHARS = 300
+
+
 def parse_text(text: str, path: str, parsers: Sequence[ParserRef] | None = None) -> Evidence:
-    """Parse ``text`` (the content of ``path``) with the first parser that recognises it."""
+    """Parse ``text`` (the content of ``path``) with the first parser that recognises it; its problems
+    bounded (:data:`MAX_PROBLEMS` of :data:`MAX_PROBLEM_CHARS` each, the rest counted)."""
+    evidence = _parse_text(text, path, parsers)
+    problems = evidence.problems
+    if len(problems) > MAX_PROBLEMS or any(len(problem) > MAX_PROBLEM_CHARS for problem in problems):
+        kept = [_cut(problem) for problem in problems[:MAX_PROBLEMS]]
+        if len(problems) > MAX_PROBLEMS:
+            kept.append(f"and {len(problems) - MAX_PROBLEMS:,} more problems")
+        evidence.problems = kept
+    return evidence
+
+
+def _cut(problem: str) -> str:
+    if len(problem) <= MAX_PROBLEM_CHARS:
+        return problem
+    return f"{problem[: MAX_PROBLEM_CHARS - 40]}... ({len(problem):,} characters, cut)"
+
+
+def _parse_text(text: str, path: str, parsers: Sequence[ParserRef] | None) -> Evidence:
     text = text.replace("\r\n", "\n")
     if "\x1b" in text:
         text = _TERMINAL_ESCAPES.sub("", text)

@@ -17,7 +17,6 @@ from rigcheck.evidence.model import Evidence, GpuEvidence
 from rigcheck.evidence.parsers.values import number
 
 _HEADER = re.compile(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+CUDA Version:\s*(\S+))?")
-_ROW1 = re.compile(r"^\s*(\d+)\s+(.*?)\s+(On|Off|N/A)\s*$")
 _BUS = re.compile(r"^\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s+(\S+)\s*$")
 _ROW2 = re.compile(r"^\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*/\s*(\S+)\s*$")
 _MEMORY = re.compile(r"(\d+)\s*MiB\s*/\s*(\d+)\s*MiB")
@@ -102,22 +101,20 @@ class NvidiaSmiTableParser:
         gpus: list[GpuEvidence] = []
         compute_modes: dict[str, str] = {}
         for block in blocks:
-            first = _ROW1.match(block[0][0])
+            first = _gpu_cell(block[0][0])
             if first is None:
-                problems.append(
-                    f"a table row does not start with a GPU index and name: {'|'.join(block[0])!r}"
-                )
+                row = "|".join(block[0])
+                problems.append(f"a table row does not start with a GPU index and name: {row[:120]!r}")
                 continue
-            index = int(first.group(1))
-            name = first.group(2).strip()
+            index, name, persistence = first
             bus = _BUS.match(block[0][1])
             ecc_cell = block[0][2].strip()
             gpu: dict[str, Any] = {
                 "index": index,
                 "name": name,
-                "persistence_mode": {"On": True, "Off": False}.get(first.group(3)),
+                "persistence_mode": {"On": True, "Off": False}.get(persistence),
                 "bus_id": bus.group(1) if bus else None,
-                "ecc_uncorrectable_volatile": int(ecc_cell) if ecc_cell.isdigit() else None,
+                "ecc_uncorrectable_volatile": int(ecc_cell) if _whole(ecc_cell) else None,
             }
             if bus is None:
                 problems.append(f"GPU {index}: no bus id in {block[0][1].strip()!r}")
@@ -175,3 +172,19 @@ class NvidiaSmiTableParser:
 
 
 PARSER = NvidiaSmiTableParser()
+
+
+def _whole(text: str) -> bool:
+    """Whether ``text`` is a whole number a counter can hold (ASCII digits, at most 18: ``int`` of
+    thousands of digits is slow, and of 4,300 or more an error)."""
+    return text.isascii() and text.isdigit() and len(text) <= 18
+
+
+def _gpu_cell(cell: str) -> tuple[int, str, str] | None:
+    """The first cell of a GPU's row, ``0  NVIDIA H100 80GB HBM3          On``: its index, name and
+    persistence mode, or None. Split on blanks, not matched with a pattern: the pattern this replaces
+    backtracked cubically on a cell of blanks (2,000 took 14 s)."""
+    parts = cell.split()
+    if len(parts) < 2 or not _whole(parts[0]) or parts[-1] not in ("On", "Off", "N/A"):
+        return None
+    return int(parts[0]), " ".join(parts[1:-1]), parts[-1]

@@ -13,7 +13,7 @@ from rigcheck.evidence.model import Evidence, GpuEvidence, NvLinkState
 
 _GPU = re.compile(r"^GPU\s+(\d+):\s*(.*?)\s*(?:\(UUID:\s*([^)]+)\))?\s*$")
 _LINK = re.compile(r"^\s*Link\s+(\d+):\s*(.*?)\s*$")
-_SPEED = re.compile(r"([\d.]+)\s*GB/s")
+_SPEED = re.compile(r"(?<![\d.])([\d.]+)\s*GB/s")  # tried once per run of digits: linear in the line
 _ALL_INACTIVE = re.compile(r"all links are in-?active", re.IGNORECASE)
 
 

@@ -123,7 +123,7 @@ class TorchCollectEnvParser:
 
 
 _PROPERTIES = re.compile(r"_CudaDeviceProperties\((?P<body>.*)\)")
-_PROPERTY = re.compile(r"(\w+)=('(?:[^'\\]|\\.)*'|[^,]*)")
+_PROPERTY = re.compile(r"(?<!\w)(\w+)=('(?:[^'\\]|\\.)*'|[^,]*)")  # tried once per word: linear
 _COUNTED = re.compile(r"^(\d+)\s+(?:devices?|GPUs?)$", re.IGNORECASE)
 _LABEL = re.compile(r"^(?P<key>[A-Za-z][\w .()/_-]*?)\s*[:=]\s*(?P<value>.+)$")
 _AMOUNT = re.compile(r"^(\d+(?:\.\d+)?)\s*(B|KB|MB|GB|KiB|MiB|GiB|TB|TiB)?$", re.IGNORECASE)
