@@ -27,7 +27,13 @@ def entry() -> None:
     the code that looks for them costs 6 ms more (:mod:`rigcheck.core.pydantic_plugins`).
 
     The code ``dataclasses`` compiles is kept between runs, as bytecode is (:mod:`rigcheck.core.code_cache`):
-    installed before pydantic is imported, saved once the command is done."""
+    installed before pydantic is imported, saved once the command is done.
+
+    First of all, the command moves to a child process that a small parent watches
+    (:mod:`rigcheck.supervisor`): a plugin that ends the process early cannot end the run green."""
+    from rigcheck import supervisor
+
+    supervisor.supervise()
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     from rigcheck.core import code_cache
     from rigcheck.core.pydantic_plugins import skip_plugin_lookup
@@ -47,11 +53,15 @@ def fast_exit(code: int) -> None:
     thread that the interpreter would join, and ``RIGCHECK_NO_FAST_EXIT`` unset. Otherwise ``sys.exit``."""
     import threading
 
+    from rigcheck.supervisor import finished
+
     try:
         sys.stdout.flush()
         sys.stderr.flush()
     except (BrokenPipeError, ValueError):  # a closed pipe or stream: let the normal exit say so
+        finished(code)
         sys.exit(code)
+    finished(code)  # the report is out: the watching parent exits with this code
     foreground = [
         thread
         for thread in threading.enumerate()

@@ -13,6 +13,7 @@ even when its output goes to a file (seen with driver 580.159.04).
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import re
@@ -101,6 +102,10 @@ def _cut(problem: str) -> str:
 
 
 def _parse_text(text: str, path: str, parsers: Sequence[ParserRef] | None) -> Evidence:
+    # a parser (a plugin's, or a built-in on a pathological file) gets the checkers' watchdog: one that
+    # loops is stopped and said, the other files are still read
+    from rigcheck.core.engine import DEFAULT_TIMEOUT_S, CheckerTimeout, call_with_timeout
+
     text = text.replace("\r\n", "\n")
     if "\x1b" in text:
         text = _TERMINAL_ESCAPES.sub("", text)
@@ -113,14 +118,27 @@ def _parse_text(text: str, path: str, parsers: Sequence[ParserRef] | None) -> Ev
             continue
         name = _name(parser)
         try:
-            detected = bool(parser.detect(text))
+            detected = bool(call_with_timeout(functools.partial(parser.detect, text), DEFAULT_TIMEOUT_S))
+        except CheckerTimeout:
+            notes.append(f"parser {name} took over {DEFAULT_TIMEOUT_S:g} s to look at the file; stopped")
+            continue
         except Exception as exc:
             notes.append(f"parser {name} failed to detect: {type(exc).__name__}: {exc}")
             continue
         if not detected:
             continue
         try:
-            evidence = _as_evidence(parser.parse(text, path), parser, path)
+            parsed = call_with_timeout(functools.partial(parser.parse, text, path), DEFAULT_TIMEOUT_S)
+            evidence = _as_evidence(parsed, parser, path)
+        except CheckerTimeout:
+            return Evidence(
+                source=path,
+                tool=name,
+                problems=[
+                    *notes,
+                    f"parser {name} took over {DEFAULT_TIMEOUT_S:g} s to read the file; stopped",
+                ],
+            )
         except Exception as exc:
             return Evidence(
                 source=path,

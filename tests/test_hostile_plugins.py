@@ -1,0 +1,201 @@
+"""Issue 44, third class: a plugin cannot end a run green without its report.
+
+Each plugin here is written from scratch into a temporary folder and loaded with ``-p`` by the real
+console entry (``python -m rigcheck``, a separate process, as CI runs it). ``os._exit(0)`` at import,
+in a hook, in a checker or in an evidence parser once ended the run with exit 0 and no report; a
+checker that left a thread running once kept the process from ending. The watching parent
+(:mod:`rigcheck.supervisor`) turns the first into exit 2 with one line, and ends the second with the
+run's own exit code.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.test_hostile import RIG
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the watching parent needs fork")
+
+HEADER = "import os, threading, time\nfrom rigcheck import Checker, Rule, RuleDocs, Severity, hookimpl\n"
+RULE = (
+    'RULE = Rule(code="EXIT001", name="exits", summary="s", severity=Severity.WARN,'
+    ' docs=RuleDocs(what="w", why="y", example="e", fix="f"))\n'
+)
+
+PLUGINS = {
+    "at import": HEADER + "os._exit(0)\n",
+    "in the registration hook": HEADER + "@hookimpl\ndef rigcheck_checkers(register):\n    os._exit(0)\n",
+    "in a checker": HEADER
+    + RULE
+    + textwrap.dedent(
+        """
+        class Exits(Checker):
+            name = "exits"
+            rules = (RULE,)
+
+            def check(self, ctx):
+                os._exit(0)
+
+        @hookimpl
+        def rigcheck_checkers(register):
+            register(Exits())
+        """
+    ),
+    "in an evidence parser": HEADER
+    + textwrap.dedent(
+        """
+        class Parser:
+            name = "exits"
+
+            def detect(self, text):
+                return True
+
+            def parse(self, text, path):
+                os._exit(0)
+
+        @hookimpl
+        def rigcheck_evidence_parsers(register):
+            register(Parser())
+        """
+    ),
+}
+
+LINGERS = (
+    HEADER
+    + RULE
+    + textwrap.dedent(
+        """
+        class Lingers(Checker):
+            name = "lingers"
+            rules = (RULE,)
+
+            def check(self, ctx):
+                threading.Thread(target=time.sleep, args=(3600,)).start()  # not a daemon
+                yield RULE.warned("left a thread", location=ctx.rig_at("/name"))
+
+        @hookimpl
+        def rigcheck_checkers(register):
+            register(Lingers())
+        """
+    )
+)
+
+
+def _rigcheck(root: Path, plugin: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    (root / "plugins").mkdir(exist_ok=True)
+    (root / "plugins" / "hostile_plugin.py").write_text(plugin, encoding="utf-8")
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(root / "plugins"), os.environ.get("PYTHONPATH")])),
+        "RIGCHECK_DISABLE_PLUGIN_AUTOLOAD": "1",
+        "GITHUB_ACTIONS": "true",
+    }
+    env.pop("RIGCHECK_NO_SUPERVISOR", None)
+    return subprocess.run(
+        [sys.executable, "-m", "rigcheck", *args, "-p", "hostile_plugin"],
+        cwd=root / "repo",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "rig.yaml").write_text(RIG, encoding="utf-8")
+    (repo / "ev.txt").write_text("anything\n", encoding="utf-8")
+    return tmp_path
+
+
+CASES = [
+    *((where, ("check", "rig.yaml", "--evidence", "ev.txt")) for where in sorted(PLUGINS)),
+    *(
+        (where, ("lint", "-f", "sarif", "-o", "r.sarif"))
+        for where in sorted(PLUGINS)
+        if "evidence" not in where
+    ),
+]
+
+
+@pytest.mark.parametrize(("where", "command"), CASES)
+def test_a_plugin_that_exits_cannot_end_the_run_green(
+    root: Path, where: str, command: tuple[str, ...]
+) -> None:
+    result = _rigcheck(root, PLUGINS[where], *command)
+    assert result.returncode == 2, (where, result.returncode, result.stderr)
+    assert result.stderr.count("\n") == 1 and "before it finished its report" in result.stderr
+
+
+def test_a_thread_left_running_does_not_keep_the_run_from_ending(root: Path) -> None:
+    started = time.monotonic()
+    result = _rigcheck(root, LINGERS, "lint", "-f", "json", timeout=120)
+    took = time.monotonic() - started
+    assert result.returncode == 0, result.stderr  # the run's own code (a warning under --fail-on fail)
+    assert '"EXIT001"' in result.stdout
+    assert took < 60, took
+
+
+def test_a_run_without_plugins_keeps_its_code_and_output(root: Path) -> None:
+    result = _rigcheck(root, "", "check", "rig.yaml", "-f", "json")
+    assert result.returncode in (0, 1) and result.stderr == ""
+    assert result.stdout.startswith("{")
+
+
+WRITES = (
+    HEADER
+    + RULE
+    + textwrap.dedent(
+        """
+        class Writes(Checker):
+            name = "writes"
+            rules = (RULE,)
+
+            def check(self, ctx):
+                os.write(1, b"\\n::error file=README.md,line=1::forged by fd 1\\n")
+                os.write(2, b"\\n::error file=README.md,line=1::forged by fd 2\\n")
+                yield RULE.passed("ok")
+
+        @hookimpl
+        def rigcheck_checkers(register):
+            register(Writes())
+        """
+    )
+)
+
+
+def test_an_isolated_checker_cannot_write_to_the_log(root: Path) -> None:
+    result = _rigcheck(root, WRITES, "lint", "--isolate-plugins", "-f", "github")
+    assert "forged" not in result.stdout and "forged" not in result.stderr, (result.stdout, result.stderr)
+    assert result.returncode in (0, 1), result.stderr
+
+
+def test_a_looping_evidence_parser_is_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A parser that never returns gets the checkers' watchdog: stopped and said, the file reported."""
+    import rigcheck.core.engine as engine
+    from rigcheck.evidence.loader import parse_text
+
+    class Loops:
+        name = "loops"
+
+        def detect(self, text: str) -> bool:
+            return True
+
+        def parse(self, text: str, path: str) -> None:
+            while True:
+                pass
+
+    monkeypatch.setattr(engine, "DEFAULT_TIMEOUT_S", 0.5)
+    started = time.monotonic()
+    evidence = parse_text("anything\n", "ev.txt", [Loops()])
+    assert time.monotonic() - started < 10
+    assert any("took over 0.5 s" in problem for problem in evidence.problems), evidence.problems
