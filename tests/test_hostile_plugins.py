@@ -24,30 +24,25 @@ from tests.test_hostile import RIG
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the watching parent needs fork")
 
 HEADER = "import os, threading, time\nfrom rigcheck import Checker, Rule, RuleDocs, Severity, hookimpl\n"
-RULE = (
-    'RULE = Rule(code="EXIT001", name="exits", summary="s", severity=Severity.WARN,'
-    ' docs=RuleDocs(what="w", why="y", example="e", fix="f"))\n'
-)
+
+
+def _checker(check_body: str) -> str:
+    """A plugin of one checker (rule EXIT001) whose ``check(self, ctx)`` is ``check_body``."""
+    body = textwrap.indent(textwrap.dedent(check_body).strip(), " " * 8)
+    return (
+        HEADER
+        + 'RULE = Rule(code="EXIT001", name="exits", summary="s", severity=Severity.WARN,'
+        + ' docs=RuleDocs(what="w", why="y", example="e", fix="f"))\n\n\n'
+        + 'class Hostile(Checker):\n    name = "hostile"\n    rules = (RULE,)\n\n    def check(self, ctx):\n'
+        + body
+        + "\n\n\n@hookimpl\ndef rigcheck_checkers(register):\n    register(Hostile())\n"
+    )
+
 
 PLUGINS = {
     "at import": HEADER + "os._exit(0)\n",
     "in the registration hook": HEADER + "@hookimpl\ndef rigcheck_checkers(register):\n    os._exit(0)\n",
-    "in a checker": HEADER
-    + RULE
-    + textwrap.dedent(
-        """
-        class Exits(Checker):
-            name = "exits"
-            rules = (RULE,)
-
-            def check(self, ctx):
-                os._exit(0)
-
-        @hookimpl
-        def rigcheck_checkers(register):
-            register(Exits())
-        """
-    ),
+    "in a checker": _checker("os._exit(0)"),
     "in an evidence parser": HEADER
     + textwrap.dedent(
         """
@@ -67,24 +62,11 @@ PLUGINS = {
     ),
 }
 
-LINGERS = (
-    HEADER
-    + RULE
-    + textwrap.dedent(
-        """
-        class Lingers(Checker):
-            name = "lingers"
-            rules = (RULE,)
-
-            def check(self, ctx):
-                threading.Thread(target=time.sleep, args=(3600,)).start()  # not a daemon
-                yield RULE.warned("left a thread", location=ctx.rig_at("/name"))
-
-        @hookimpl
-        def rigcheck_checkers(register):
-            register(Lingers())
-        """
-    )
+LINGERS = _checker(
+    """
+    threading.Thread(target=time.sleep, args=(3600,)).start()  # not a daemon
+    yield RULE.warned("left a thread", location=ctx.rig_at("/name"))
+    """
 )
 
 
@@ -151,25 +133,12 @@ def test_a_run_without_plugins_keeps_its_code_and_output(root: Path) -> None:
     assert result.stdout.startswith("{")
 
 
-WRITES = (
-    HEADER
-    + RULE
-    + textwrap.dedent(
-        """
-        class Writes(Checker):
-            name = "writes"
-            rules = (RULE,)
-
-            def check(self, ctx):
-                os.write(1, b"\\n::error file=README.md,line=1::forged by fd 1\\n")
-                os.write(2, b"\\n::error file=README.md,line=1::forged by fd 2\\n")
-                yield RULE.passed("ok")
-
-        @hookimpl
-        def rigcheck_checkers(register):
-            register(Writes())
-        """
-    )
+WRITES = _checker(
+    """
+    os.write(1, b"\\n::error file=README.md,line=1::forged by fd 1\\n")
+    os.write(2, b"\\n::error file=README.md,line=1::forged by fd 2\\n")
+    yield RULE.passed("ok")
+    """
 )
 
 
