@@ -85,3 +85,12 @@ def test_a_huge_ecc_count_is_not_a_crash() -> None:
     huge = text.replace("|                    0 |", "|" + "9" * 5_000 + " |", 1)
     evidence = parse_text(huge, sample.name)
     assert evidence.tool != "unknown"
+
+
+def test_a_long_number_with_a_leading_zero_is_one_line(run_cli, tmp_path: Path) -> None:
+    """``memory_gib: 0`` and 5,000 digits was an internal error that ended the whole lint: the number was
+    converted before the 400-digit guard that every other integer meets."""
+    (tmp_path / "zero.yaml").write_text(RIG + "    memory_gib: 0" + "1" * 5_000 + "\n", encoding="utf-8")
+    result = run_cli("validate", str(tmp_path / "zero.yaml"))
+    assert result.exit_code == 2 and "internal error" not in result.err
+    assert "5001-digit integer" in result.out + result.err

@@ -700,6 +700,8 @@ class _Builder:
 
     def _octal_like(self, node: ScalarNode, pointer: str) -> int:
         text = node.value.replace("_", "")
+        if len(text.lstrip("+-")) > MAX_INTEGER_DIGITS:  # the same guard as any integer's, before int()
+            self._refuse_long_number(node, pointer, len(text.lstrip("+-")))
         decimal = int(text, 10)
         digits = text.lstrip("+-")
         sign = -1 if text.startswith("-") else 1
