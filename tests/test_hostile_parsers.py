@@ -94,3 +94,18 @@ def test_a_long_number_with_a_leading_zero_is_one_line(run_cli, tmp_path: Path) 
     result = run_cli("validate", str(tmp_path / "zero.yaml"))
     assert result.exit_code == 2 and "internal error" not in result.err
     assert "5001-digit integer" in result.out + result.err
+
+
+def test_repeated_keys_make_a_bounded_report(
+    run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """25,000 repeated keys (475 KB) once made a 19 MB JSON report: a file lists its first 100 traps."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "dup.yaml").write_text(RIG + "    memory_gib: 64\n" * 25_000, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    started = time.perf_counter()
+    result = run_cli("lint", "-f", "json")
+    assert time.perf_counter() - started < 10
+    assert result.exit_code == 1 and len(result.out) < 1_000_000
+    traps = [f for f in result.json()["findings"] if f["code"] == "SPEC001" and f["severity"] == "fail"]  # type: ignore[index]
+    assert len(traps) == 101 and "24,899 more YAML traps" in traps[-1]["message"]
