@@ -109,3 +109,25 @@ def test_repeated_keys_make_a_bounded_report(
     assert result.exit_code == 1 and len(result.out) < 1_000_000
     traps = [f for f in result.json()["findings"] if f["code"] == "SPEC001" and f["severity"] == "fail"]  # type: ignore[index]
     assert len(traps) == 101 and "24,899 more YAML traps" in traps[-1]["message"]
+
+
+def test_a_drift_message_folds_thousands_of_gpus(run_cli, tmp_path: Path) -> None:
+    """A probe of 1,000 GPUs, each with its own VBIOS, once gave a drift message that listed them all."""
+    import json
+
+    from tests.test_hostile_merge import probe_file
+
+    files = [
+        probe_file(tmp_path, "a.yaml", "node00", gpus=1_000),
+        probe_file(tmp_path, "b.yaml", "node01", gpus=1_000),
+    ]
+    spec = json.loads(Path(files[1]).read_text(encoding="utf-8"))
+    for index, gpu in enumerate(spec["probe"]["gpus"]):
+        gpu["vbios"] = f"96.00.{index}"
+        gpu["ecc_current"] = index % 2 == 0
+    Path(files[1]).write_text(json.dumps(spec), encoding="utf-8")
+    result = run_cli("merge", *files, "-o", str(tmp_path / "cluster.yaml"), "--format", "json")
+    assert result.exit_code in (0, 1), result.err
+    drift = [f for f in result.json()["findings"] if f["severity"] in ("warn", "fail")]  # type: ignore[index]
+    assert drift and all(len(f["message"]) < 4_000 for f in drift), max(len(f["message"]) for f in drift)
+    assert any("more)" in f["message"] for f in drift)

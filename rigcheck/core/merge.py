@@ -164,7 +164,7 @@ def hostname_findings(probes: Sequence[Probe]) -> list[Finding]:
         differ = len({_shape(probe.node) for probe in same}) > 1
         for probe in same[1:]:
             host = _printable(probe.host)
-            listed = ", ".join(_printable(path) for path in files)
+            listed = _capped([_printable(path) for path in files], ", ")
             findings.append(
                 _stamp(
                     HOSTNAME_REPEATED.finding(
@@ -221,12 +221,31 @@ def _key(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
+#: The most parts a drift message lists of one value (a probe of thousands of GPUs once made a 1.7 MB
+#: message): repeats are folded first ("on x 8"), the rest counted.
+MAX_SHOWN = 20
+
+
 def _show(value: Any) -> str:
     if isinstance(value, tuple) and value and isinstance(value[0], tuple):
-        return ", ".join(f"{count} x {_printable(model)}" for model, count in value)
+        return _capped([f"{count} x {_printable(model)}" for model, count in value], ", ")
     if isinstance(value, tuple):
-        return "/".join("on" if v is True else "off" if v is False else _printable(str(v)) for v in value)
-    return _printable(str(value))
+        words = ["on" if v is True else "off" if v is False else _printable(str(v)) for v in value]
+        runs: list[list[Any]] = []
+        for word in words:  # consecutive repeats folded: on/on/on/off -> on x 3/off
+            if runs and runs[-1][0] == word:
+                runs[-1][1] += 1
+            else:
+                runs.append([word, 1])
+        return _capped([word if count == 1 else f"{word} x {count}" for word, count in runs], "/")
+    return _printable(str(value)[:300])
+
+
+def _capped(parts: list[str], separator: str) -> str:
+    """``parts`` joined, at most :data:`MAX_SHOWN` of them, the rest counted."""
+    if len(parts) <= MAX_SHOWN:
+        return separator.join(parts)
+    return separator.join(parts[:MAX_SHOWN]) + f"{separator}... ({len(parts) - MAX_SHOWN:,} more)"
 
 
 def _printable(text: str) -> str:
