@@ -147,3 +147,10 @@ def test_a_spec_linked_out_of_the_repository_is_said_not_read(secret, capsys) ->
     (root / "linked.yaml").symlink_to(bashrc)
     code, out, err = run(capsys, "lint", "-f", "json")
     assert code == 1 and SECRET not in out + err and "SPEC014" in out
+
+
+def test_a_baseline_linked_out_of_the_repository_is_not_read(secret, capsys) -> None:  # type: ignore[no-untyped-def]
+    root, bashrc = secret
+    (root / "baseline.json").symlink_to(bashrc)
+    code, out, err = run(capsys, "lint", "--baseline", "baseline.json")
+    assert code == 2 and SECRET not in out + err and "outside the checked root" in err

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rigcheck.core import spec_codes
-from rigcheck.core.boundary import BoundaryError, read_regular, replacing
+from rigcheck.core.boundary import BoundaryError, read_named, replacing
 from rigcheck.core.errors import Problem, SpecError
 from rigcheck.core.findings import Finding, Severity, Suppression
 
@@ -50,7 +50,7 @@ def write_baseline(findings: Sequence[Finding], path: str) -> int:
 
 def read_baseline(path: str) -> Counter[Key]:
     try:
-        document = json.loads(read_regular(path, MAX_BASELINE_BYTES, inside=False).decode("utf-8"))
+        document = json.loads(read_named(path, MAX_BASELINE_BYTES).decode("utf-8"))
         if document.get("rigcheck_baseline") != BASELINE_VERSION:
             raise ValueError(f"not a rigcheck baseline (version {BASELINE_VERSION})")
         return Counter(
