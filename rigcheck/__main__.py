@@ -1,5 +1,5 @@
 """``python -m rigcheck``."""
 
-from rigcheck.cli import entry
+from rigcheck.cli import console
 
-entry()
+console()

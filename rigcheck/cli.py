@@ -17,8 +17,18 @@ from typing import Any
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
+def console() -> None:
+    """The console script and ``python -m rigcheck``: the command moves to a child process that a small
+    parent watches (:mod:`rigcheck.supervisor`: a plugin that ends the process early cannot end the run
+    green), then :func:`entry` runs it."""
+    from rigcheck import supervisor
+
+    supervisor.supervise()
+    entry()
+
+
 def entry() -> None:
-    """The console script and ``python -m rigcheck``: :func:`main`, then :func:`fast_exit` with its code.
+    """What :func:`console` runs: :func:`main`, then :func:`fast_exit` with its code.
 
     Pydantic's own plugins are off in this process unless ``PYDANTIC_DISABLE_PLUGINS`` is set already
     (https://docs.pydantic.dev/latest/concepts/plugins/): they observe an application's validation, and
@@ -27,13 +37,7 @@ def entry() -> None:
     the code that looks for them costs 6 ms more (:mod:`rigcheck.core.pydantic_plugins`).
 
     The code ``dataclasses`` compiles is kept between runs, as bytecode is (:mod:`rigcheck.core.code_cache`):
-    installed before pydantic is imported, saved once the command is done.
-
-    First of all, the command moves to a child process that a small parent watches
-    (:mod:`rigcheck.supervisor`): a plugin that ends the process early cannot end the run green."""
-    from rigcheck import supervisor
-
-    supervisor.supervise()
+    installed before pydantic is imported, saved once the command is done."""
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     from rigcheck.core import code_cache
     from rigcheck.core.pydantic_plugins import skip_plugin_lookup

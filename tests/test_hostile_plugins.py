@@ -168,3 +168,29 @@ def test_a_looping_evidence_parser_is_stopped(tmp_path: Path, monkeypatch: pytes
     evidence = parse_text("anything\n", "ev.txt", [Loops()])
     assert time.monotonic() - started < 10
     assert any("took over 0.5 s" in problem for problem in evidence.problems), evidence.problems
+
+
+def test_only_the_console_script_forks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The watching parent belongs to the console script: ``entry`` (what tests and embedders call) runs
+    the command in the calling process. A fork there once split a pytest session in two, and the
+    parent's exit 2 hid the child's green run."""
+    from rigcheck import cli, supervisor
+
+    forks: list[int] = []
+    monkeypatch.setattr(os, "fork", lambda: forks.append(1) or 0)
+    monkeypatch.setattr(supervisor, "_write_end", None)
+    monkeypatch.setattr(cli, "main", lambda: 0)
+    monkeypatch.setattr(cli, "fast_exit", lambda code: None)
+    monkeypatch.setenv("RIGCHECK_NO_CODE_CACHE", "1")
+    monkeypatch.delenv("RIGCHECK_NO_SUPERVISOR", raising=False)
+    cli.entry()
+    assert forks == []
+    monkeypatch.setattr(
+        os, "pipe", lambda: (os.open(os.devnull, os.O_RDONLY), os.open(os.devnull, os.O_WRONLY))
+    )
+    cli.console()  # the fake fork returns 0: this process goes on as the child
+    assert forks == [1]
+    supervisor.finished(0)  # closes the write end the fake child was given
+    import gc
+
+    gc.unfreeze()  # what supervise froze before its fork
