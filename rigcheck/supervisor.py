@@ -56,7 +56,7 @@ def finished(code: int) -> None:
     if _write_end is None:
         return
     with contextlib.suppress(OSError):  # the parent is gone: nobody to tell
-        os.write(_write_end, _DONE + str(code).encode())
+        os.write(_write_end, _DONE + str(code).encode() + b"\n")
         os.close(_write_end)
     _write_end = None
 
@@ -67,12 +67,15 @@ def _watch(pid: int, read_end: int) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, lambda signum, frame: _kill(pid, signal.SIGTERM))
     said = b""
-    while chunk := _read(read_end):
+    # until the child's line, or the end of the pipe: a process it forked (a lint worker left hanging)
+    # may hold the pipe open after the child said it finished
+    while b"\n" not in said and (chunk := _read(read_end)):
         said += chunk[: 64 - len(said)]
     os.close(read_end)
-    if said.startswith(_DONE) and said[len(_DONE) :].isdigit():
+    code = said[len(_DONE) : -1] if said.startswith(_DONE) and said.endswith(b"\n") else b""
+    if code.isdigit():
         _reap(pid, LINGER_S)
-        return int(said[len(_DONE) :])
+        return int(code)
     status = _reap(pid, None)
     ended = f"was killed by signal {-status}" if status < 0 else f"exited with code {status}"
     sys.stderr.write(
