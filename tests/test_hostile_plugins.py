@@ -118,15 +118,6 @@ def test_a_plugin_that_exits_cannot_end_the_run_green(
     assert result.stderr.count("\n") == 1 and "before it finished its report" in result.stderr
 
 
-def test_a_thread_left_running_does_not_keep_the_run_from_ending(root: Path) -> None:
-    started = time.monotonic()
-    result = _rigcheck(root, LINGERS, "lint", "-f", "json", timeout=120)
-    took = time.monotonic() - started
-    assert result.returncode == 0, result.stderr  # the run's own code (a warning under --fail-on fail)
-    assert '"EXIT001"' in result.stdout
-    assert took < 60, took
-
-
 def test_a_run_without_plugins_keeps_its_code_and_output(root: Path) -> None:
     result = _rigcheck(root, "", "check", "rig.yaml", "-f", "json")
     assert result.returncode in (0, 1) and result.stderr == ""
@@ -194,3 +185,21 @@ def test_only_the_console_script_forks(monkeypatch: pytest.MonkeyPatch) -> None:
     import gc
 
     gc.unfreeze()  # what supervise froze before its fork
+
+
+def test_a_thread_started_at_registration_does_not_keep_the_run_from_ending(root: Path) -> None:
+    """A plugin's hook that starts a thread (not a daemon) in rigcheck's own process: the interpreter
+    would wait for it at exit for ever; the watching parent ends the run once its report is out, with
+    the run's own code, under ``--jobs 2`` too."""
+    plugin = LINGERS.replace(
+        "def rigcheck_checkers(register):",
+        "def rigcheck_checkers(register):\n    threading.Thread(target=time.sleep, args=(3600,)).start()",
+    )
+    for index in range(6):
+        (root / "repo" / f"r{index}.yaml").write_text(
+            RIG.replace("name: r", f"name: r{index}"), encoding="utf-8"
+        )
+    started = time.monotonic()
+    result = _rigcheck(root, plugin, "lint", "--jobs", "2", "-f", "json", timeout=120)
+    assert result.returncode == 0 and '"EXIT001"' in result.stdout, result.stderr[-2000:]
+    assert time.monotonic() - started < 60
