@@ -128,8 +128,8 @@ def run_report(args: argparse.Namespace, paths: list[str], build: Callable[[Pipe
 
 def check_output_paths(paths: Sequence[str]) -> None:
     """A usage error, before any work is done, for an output rigcheck would not write
-    (:func:`rigcheck.core.boundary.output_problem`: a link, not a regular file, a missing folder) and
-    for two outputs that name one file."""
+    (:func:`rigcheck.core.boundary.output_problem`: not a regular file, a missing folder, a folder
+    linked out of the repository) and for two outputs that name one file."""
     from rigcheck.core.boundary import output_problem
     from rigcheck.core.errors import UsageError
     from rigcheck.core.render.escape import escape_text

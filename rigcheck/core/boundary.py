@@ -279,21 +279,15 @@ def replacing(path: str | os.PathLike[str]) -> Iterator[Any]:
     temporary = os.path.join(
         os.path.dirname(target), f".{os.path.basename(target)}.{os.urandom(6).hex()}.tmp"
     )
+    # created as a new file is (0o644 less the umask, which the system applies), never an existing one
     descriptor = os.open(
-        temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600
+        temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644
     )
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as handle:
             yield handle
-        os.chmod(temporary, 0o644 & ~_umask())
         os.replace(temporary, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask

@@ -144,8 +144,8 @@ def _node_declares(node: Any, depth: int) -> bool:
     merge key (``<<: *base``)."""
     from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
-    if not isinstance(node, MappingNode) or depth > 8:
-        return False
+    if not isinstance(node, MappingNode) or depth > 8:  # merges nest a level or two; an anchor can
+        return False  # merge itself (``&a {<<: *a}``), so the walk has a floor
     for key, value in node.value:
         if isinstance(key, ScalarNode) and key.value == "apiVersion":
             if isinstance(value, ScalarNode) and value.value.startswith("rigcheck/"):

@@ -18,7 +18,6 @@ import importlib
 import os
 import re
 from collections.abc import Iterable, Sequence
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +33,7 @@ _TERMINAL_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")  # ECMA-48 control se
 ParserRef = Any  # a parser object, or a "module:ATTR" string naming one
 
 
-@cache
+@functools.cache
 def _import(reference: str) -> Any:
     module_name, _, attribute = reference.partition(":")
     if not module_name or not attribute:
