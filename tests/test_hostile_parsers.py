@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from rigcheck.core.lint_rules import FOLD_AFTER
 from rigcheck.evidence.loader import parse_text
 from tests.test_hostile import RIG
 
@@ -99,7 +100,8 @@ def test_a_long_number_with_a_leading_zero_is_one_line(run_cli, tmp_path: Path) 
 def test_repeated_keys_make_a_bounded_report(
     run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """25,000 repeated keys (475 KB) once made a 19 MB JSON report: a file lists its first 100 traps."""
+    """25,000 repeated keys (475 KB) once made a 19 MB JSON report: a file lists its first FOLD_AFTER
+    traps of a rule, and one LINT003 finding stands for the rest (tests/test_folding.py)."""
     (tmp_path / ".git").mkdir()
     (tmp_path / "dup.yaml").write_text(RIG + "    memory_gib: 64\n" * 25_000, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
@@ -107,8 +109,11 @@ def test_repeated_keys_make_a_bounded_report(
     result = run_cli("lint", "-f", "json")
     assert time.perf_counter() - started < 10
     assert result.exit_code == 1 and len(result.out) < 1_000_000
-    traps = [f for f in result.json()["findings"] if f["code"] == "SPEC001" and f["severity"] == "fail"]  # type: ignore[index]
-    assert len(traps) == 101 and "24,899 more YAML traps" in traps[-1]["message"]
+    report = result.json()
+    traps = [f for f in report["findings"] if f["code"] == "SPEC001" and f["severity"] == "fail"]  # type: ignore[index]
+    folded = [f for f in report["findings"] if f["code"] == "LINT003" and f["evidence"]["rule"] == "SPEC001"]  # type: ignore[index]
+    assert len(traps) == FOLD_AFTER and [f["evidence"]["folded"] for f in folded] == [24_999 - FOLD_AFTER]
+    assert report["summary"]["failed"] == 24_999  # type: ignore[index]
 
 
 def test_a_drift_message_folds_thousands_of_gpus(run_cli, tmp_path: Path) -> None:

@@ -194,6 +194,7 @@ def build_pipeline(request: ReportRequest) -> Pipeline:
         baseline=None if request.create_baseline else baseline,
         isolate_plugins=isolation_requested(request.isolate_plugins),
         jobs=request.jobs,
+        fold=not request.create_baseline,  # a baseline lists every finding
     )
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from typing import IO, Any, NamedTuple, overload
 
 from rigcheck.core.findings import Finding, Location, Severity, restore
+from rigcheck.core.lint_rules import FINDINGS_FOLDED
 
 #: Findings held in memory before the store moves them to its temporary file.
 MEMORY_LIMIT = 4_096
@@ -33,6 +34,7 @@ _SEVERITY = _FIELDS.index("severity")
 _MESSAGE = _FIELDS.index("message")
 _CHECKER = _FIELDS.index("checker")
 _SUPPRESSIONS = _FIELDS.index("suppressions")
+_EVIDENCE = _FIELDS.index("evidence")
 _RUN = _FIELDS.index("run")
 _FILE = _LOCATION_FIELDS.index("file")
 _POINTER = _LOCATION_FIELDS.index("pointer")
@@ -107,8 +109,32 @@ def row_file(row: Row) -> str | None:
     return where[0][_FILE] if where is not None else None
 
 
+def row_group(row: Row) -> tuple[str | None, str, str, bool]:
+    """The finding's file, rule, severity and whether it is suppressed: what a LINT003 finding may stand
+    for (:mod:`rigcheck.core.folding`)."""
+    return (row_file(row), row[_CODE], Severity(row[_SEVERITY]).value, bool(row[_SUPPRESSIONS]))
+
+
 def row_checker(row: Row) -> str:
     return str(row[_CHECKER])
+
+
+_FOLDED = FINDINGS_FOLDED.code
+
+
+def folded_count(evidence: Any) -> int:
+    """How many findings a LINT003 finding stands for (:mod:`rigcheck.core.folding`): its evidence's
+    ``folded``; a count that is not a positive whole number stands for one finding."""
+    count = evidence.get("folded") if isinstance(evidence, dict) else None
+    return count if type(count) is int and count > 0 else 1
+
+
+def stands_for(finding: Finding) -> tuple[str, int]:
+    """The rule and number of findings ``finding`` stands for: a LINT003 finding's folded rule and
+    count, any other finding's own code and 1."""
+    if finding.code == _FOLDED and isinstance(finding.evidence.get("rule"), str):
+        return finding.evidence["rule"], folded_count(finding.evidence)
+    return finding.code, 1
 
 
 class Tally:
@@ -121,16 +147,18 @@ class Tally:
         self.suppressed = 0
 
     def add(self, finding: Finding) -> None:
+        weight = folded_count(finding.evidence) if finding.code == _FOLDED else 1
         if finding.suppressions:
-            self.suppressed += 1
+            self.suppressed += weight
         else:
-            self.counts[finding.severity] += 1
+            self.counts[finding.severity] += weight
 
     def add_row(self, row: Row) -> None:
+        weight = folded_count(row[_EVIDENCE]) if row[_CODE] == _FOLDED else 1
         if row[_SUPPRESSIONS]:
-            self.suppressed += 1
+            self.suppressed += weight
         else:
-            self.counts[row[_SEVERITY]] += 1
+            self.counts[row[_SEVERITY]] += weight
 
     def merge(self, other: Tally) -> None:
         for severity, count in other.counts.items():
@@ -139,7 +167,7 @@ class Tally:
 
     @property
     def verdict(self) -> Severity:
-        """The worst severity that counts; skips count as a pass (as :func:`report.verdict_of`)."""
+        """The worst severity that counts; skips count as a pass."""
         for severity in (Severity.FAIL, Severity.WARN):
             if self.counts[severity]:
                 return severity

@@ -48,8 +48,9 @@ from rigcheck.core.finding_store import (
     unpack_one,
 )
 from rigcheck.core.findings import Finding, Location, Severity
+from rigcheck.core.folding import Folder
 from rigcheck.core.lean_dataclass import dataclass, field
-from rigcheck.core.lint_rules import UNKNOWN_RIG, WORKLOAD_WITHOUT_RIG
+from rigcheck.core.lint_rules import FOLD_AFTER, UNKNOWN_RIG, WORKLOAD_WITHOUT_RIG
 from rigcheck.core.loader import load_yaml_file
 from rigcheck.core.registry import Registry
 from rigcheck.core.report import (
@@ -78,6 +79,9 @@ class Pipeline:
     #: What a lint's finding stores write each chunk of findings into as they keep it, for the report
     #: asked for (the JSON writer's text: rigcheck.core.render.json.stored_chunk); None: nothing.
     chunk_text: ChunkText | None = None
+    #: Fold the findings past FOLD_AFTER of one rule per file into LINT003 (rigcheck.core.folding);
+    #: False lists every one (``--create-baseline``).
+    fold: bool = True
     #: Plugin name -> its validated settings (``plugins-config``), checked when the pipeline is built.
     plugin_configs: dict[str, Any] = field(init=False, default_factory=dict)
 
@@ -313,7 +317,9 @@ def check_runs(
     for finding in finisher.suppressor.finish(active):
         if pipeline.options.selected(finding.code):
             finisher.keep(finisher.take(finding, selected=True), suppression_findings)
-    chain = FindingChain(problems, checked, suppression_findings)
+    folded = FindingStore(render=pipeline.chunk_text)
+    folded.extend(finisher.folder.notices())
+    chain = FindingChain(problems, checked, suppression_findings, folded)
     return Checked(chain, records, totals, broken, (time.perf_counter() - started) * 1000)
 
 
@@ -335,6 +341,7 @@ class _Finisher:
         )
         self.baseline = Baseline(pipeline.baseline) if pipeline.baseline else None
         self.seen: dict[str | None, set[tuple[Any, ...]]] = {}  # file -> keys of the findings kept
+        self.folder = Folder(FOLD_AFTER if pipeline.fold else None)
 
     def prepare(self, finding: Finding, *, selected: bool = False) -> Finding | None:
         """``finding`` after the selection, severity overrides and suppressions (the steps that need
@@ -367,7 +374,7 @@ class _Finisher:
             seen = self.seen[file] = set()
         if key not in seen:
             seen.add(key)
-            store.add_row(row)
+            self.folder.add(row, store)
 
     def used(self) -> tuple[list[tuple[int, frozenset[str]]], frozenset[int]]:
         """What the suppressions covered here (a worker's, sent back with its runs)."""
@@ -456,7 +463,7 @@ def _check_runs(
                         continue  # listed with an earlier run of the file, counted with this one too
                     if found is not None or (run.workload is None and file == run.rig.path):
                         listed.setdefault(file, set()).add(key)
-                checked.add_row(row)
+                finisher.folder.add(row, checked)
             if by_checker is not None:
                 alone[rig_id] = by_checker
             if run.leaves_rig_only and rig_id in alone:

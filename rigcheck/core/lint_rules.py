@@ -114,9 +114,33 @@ CONFIG_ERROR = Rule(
     ),
 )
 
+#: The most findings of one rule at one severity that a report lists in one file (LINT003 folds the rest).
+FOLD_AFTER = 100
+
+FINDINGS_FOLDED = Rule(
+    code="LINT003",
+    name="findings-folded",
+    summary="One rule found more in one file than a report lists: the rest are counted, not listed",
+    severity=Severity.WARN,
+    docs=RuleDocs(
+        what=f"A report lists at most {FOLD_AFTER} findings of one rule at one severity in one file; the rest are "
+        "folded into this one finding, which has their severity, says how many there are and where the "
+        "first of them is, and stands for all of them in the summary, the verdict and the exit code.",
+        why="A file of 20,000 identical nodes made a 250 MB JSON report and a pull request's annotations "
+        "unreadable (issue 44): past a hundred, more copies of one finding tell a reviewer nothing new, "
+        "and a report must stay a size a CI step can upload.",
+        example="```yaml\nnodes:   # 20,000 nodes with the same problem: 100 findings listed, then\n"
+        "         # LINT003: 19,900 more fail findings of PWR001 in rig.yaml\n```",
+        fix="Fix the listed findings (they are the same problem as the folded ones) and run again. "
+        "`--create-baseline` lists every finding, folded or not.",
+        references=("docs/security.md",),
+    ),
+)
+
 LINT_RULES = (
     WORKLOAD_WITHOUT_RIG,
     UNKNOWN_RIG,
+    FINDINGS_FOLDED,
     INVALID_SUPPRESSION,
     UNUSED_SUPPRESSION,
     EXPIRED_WAIVER,

@@ -354,27 +354,7 @@ def load_yaml_text(text: str, path: str = "<string>", *, sha256: str | None = No
     if "&" in text:  # an alias needs an anchor: without one nothing expands, and build checks depth
         builder.check_expansion(root)  # alias bombs and nesting depth, before anything is built
     data = builder.build(root, "", 0)
-    return YamlDocument(path, data, builder.source_map, text, sha256, _bounded(builder.traps))
-
-
-#: The most YAML traps kept for one file: 25,000 repeated keys (475 KB) once made a 19 MB report.
-MAX_TRAPS = 100
-
-
-def _bounded(traps: list[YamlTrap]) -> list[YamlTrap]:
-    """The first :data:`MAX_TRAPS` traps, then one that counts the rest (at the first of them)."""
-    if len(traps) <= MAX_TRAPS:
-        return traps
-    first_left = traps[MAX_TRAPS]
-    more = YamlTrap(
-        first_left.code,
-        first_left.pointer,
-        first_left.mark,
-        f"and {len(traps) - MAX_TRAPS:,} more YAML traps from here on (the first {MAX_TRAPS} are listed)",
-        "fix the ones listed, then run rigcheck again",
-        {"more": len(traps) - MAX_TRAPS},
-    )
-    return [*traps[:MAX_TRAPS], more]
+    return YamlDocument(path, data, builder.source_map, text, sha256, builder.traps)
 
 
 def _line_col(node: Node) -> tuple[int, int]:

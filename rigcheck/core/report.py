@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rigcheck.core.defaults import empty_list
 from rigcheck.core.finding_store import Tally
-from rigcheck.core.findings import Finding, Severity, restore, worst
+from rigcheck.core.findings import Finding, Severity, restore
 
 REPORT_SCHEMA_VERSION: Final = 1
 
@@ -153,35 +153,6 @@ class Report(_ReportModel):
 # -- assembling a report -------------------------------------------------------------------------
 
 
-def summarize(findings: Sequence[Finding]) -> Summary:
-    """Counts by severity of the findings that count, and how many are suppressed."""
-    counts = {severity: 0 for severity in Severity}
-    suppressed = 0
-    for finding in findings:
-        if finding.counts:
-            counts[finding.severity] += 1
-        else:
-            suppressed += 1
-    return Summary(
-        passed=counts[Severity.PASS],
-        skipped=counts[Severity.SKIP],
-        warned=counts[Severity.WARN],
-        failed=counts[Severity.FAIL],
-        suppressed=suppressed,
-    )
-
-
-def verdict_of(findings: Sequence[Finding]) -> Severity:
-    """The worst finding that counts; skips count as a pass."""
-    verdict = worst([finding.severity for finding in findings if finding.counts])
-    return Severity.PASS if verdict is Severity.SKIP else verdict
-
-
-def exit_code_for(findings: Sequence[Finding], fail_on: Severity) -> int:
-    """1 when any finding that counts is at or above the threshold, else 0."""
-    return int(any(finding.counts and finding.severity.rank >= fail_on.rank for finding in findings))
-
-
 def recount(report: Report, findings: list[Finding] | None = None) -> Report:
     """The report with ``findings`` (default: its own) and its summary, verdict and exit code redone,
     after suppressions, baselines or severity overrides changed them."""
@@ -198,7 +169,8 @@ def recount(report: Report, findings: list[Finding] | None = None) -> Report:
 
 
 def tally_of(findings: Iterable[Finding]) -> Tally:
-    """The counts :func:`summarize`, :func:`verdict_of` and :func:`exit_code_for` read, in one pass."""
+    """The summary's counts, the verdict (the worst finding that counts; a skip counts as a pass) and the
+    exit code (1 when one that counts is at or above fail-on), from one pass over ``findings``."""
     tally = Tally()
     for finding in findings:
         tally.add(finding)

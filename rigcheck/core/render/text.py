@@ -12,7 +12,7 @@ import functools
 import os
 from collections.abc import Callable
 
-from rigcheck.core.finding_store import findings_where
+from rigcheck.core.finding_store import findings_where, stands_for
 from rigcheck.core.findings import Finding, Severity
 from rigcheck.core.render import RenderOptions, shown_path
 from rigcheck.core.render.escape import escape_text as _e
@@ -80,7 +80,7 @@ def _render_compact(report: Report, options: RenderOptions) -> str:
             repeat = f"  (x{times})" if times > 1 else ""
             lines.append(f"  {mark} {paint(_e(code), _COLORS[Severity.SKIP])} {_e(message)}{repeat}")
     folded = [f"{report.summary.passed} passed (--show-passes lists them)"]
-    suppressed = len(report.findings) - len(counted)
+    suppressed = report.summary.suppressed
     if suppressed:
         folded.append(f"{suppressed} suppressed (--show-passes lists them with their reasons)")
     lines.append("")
@@ -98,7 +98,8 @@ def _by_rule(findings: list[Finding], paint) -> list[str]:  # type: ignore[no-un
         times: dict[str, int] = {}
         for finding in findings:
             if finding.severity is severity:
-                times[finding.code] = times.get(finding.code, 0) + 1
+                code, count = stands_for(finding)  # a LINT003 finding: the rule it folded, that often
+                times[code] = times.get(code, 0) + count
         if times:
             listed = ", ".join(
                 _e(code) + (f" x{count}" if count > 1 else "") for code, count in sorted(times.items())
