@@ -7,7 +7,10 @@ entry forks before it imports anything else: the child runs the command and, onc
 and flushed, tells the parent its exit code through a pipe. A child that ends without saying so did not
 finish; the parent then says why in one line and exits 2, whatever the child's own code. A child that
 said it finished but does not end (a thread a checker left running) is ended after
-:data:`LINGER_S` seconds, and the parent exits with the code the child said.
+:data:`LINGER_S` seconds, and the parent exits with the code the child said. With ``--timeout`` the
+child tells the parent when it must end (:func:`end_at`); one still running :data:`GRACE_S` seconds
+past its limit (a plugin blocked at import, which the run's own deadline cannot stop) is ended, and
+the parent exits 2 (each output already says the run did not finish).
 
 Where ``fork`` is missing (Windows) the command runs in the one process, as before.
 ``RIGCHECK_NO_SUPERVISOR=1`` turns the parent off (a debugger, a profiler).
@@ -22,8 +25,11 @@ import sys
 
 #: How long a child that said it finished may take to end (a thread left running) before it is ended.
 LINGER_S = 5.0
+#: How long past its ``--timeout`` a run may take to write its report before the parent ends it.
+GRACE_S = 10.0
 
 _DONE = b"rigcheck-done "
+_END_AT = b"rigcheck-end-at "
 _write_end: int | None = None  # in the child: where it says it finished
 
 
@@ -61,29 +67,58 @@ def finished(code: int) -> None:
     _write_end = None
 
 
+def end_at(when: float) -> None:
+    """In the child: the parent is to end it at ``when`` (on time.monotonic()'s clock, which a forked
+    process shares) if it has not said it finished by then."""
+    if _write_end is not None:
+        with contextlib.suppress(OSError):
+            os.write(_write_end, _END_AT + repr(float(when)).encode() + b"\n")
+
+
 def _watch(pid: int, read_end: int) -> int:
     """The parent: the child's exit code if it said it finished, else 2 with a line that says why."""
+    import select
+    import time
+
     # Ctrl-C reaches the child from the terminal; a TERM sent to the parent is passed on.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, lambda signum, frame: _kill(pid, signal.SIGTERM))
-    said = b""
-    # until the child's line, or the end of the pipe: a process it forked (a lint worker left hanging)
-    # may hold the pipe open after the child said it finished
-    while b"\n" not in said and (chunk := _read(read_end)):
-        said += chunk[: 64 - len(said)]
+    pending, code, deadline = b"", None, None
+    # the child's lines until it says it finished, or the end of the pipe: a process it forked (a lint
+    # worker left hanging) may hold the pipe open after the child said it finished
+    while code is None:
+        wait: float | None = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+        if not select.select([read_end], [], [], wait)[0]:
+            _kill(pid, signal.SIGKILL)
+            _reap(pid, None)
+            _say(
+                "was still running past its --timeout (and the time given to write its report) and was ended"
+            )
+            return 2
+        chunk = _read(read_end)
+        if not chunk:
+            break
+        pending = (pending + chunk)[-256:]  # a line is short: what a child writes beyond is dropped
+        while b"\n" in pending:
+            line, _, pending = pending.partition(b"\n")
+            if line.startswith(_DONE) and line[len(_DONE) :].isdigit():
+                code = int(line[len(_DONE) :])
+            elif line.startswith(_END_AT):
+                with contextlib.suppress(ValueError):
+                    deadline = float(line[len(_END_AT) :])
     os.close(read_end)
-    code = said[len(_DONE) : -1] if said.startswith(_DONE) and said.endswith(b"\n") else b""
-    if code.isdigit():
+    if code is not None:
         _reap(pid, LINGER_S)
-        return int(code)
+        return code
     status = _reap(pid, None)
     ended = f"was killed by signal {-status}" if status < 0 else f"exited with code {status}"
-    sys.stderr.write(
-        f"rigcheck: the run {ended} before it finished its report (a plugin may have ended the process: "
-        "os._exit, a signal); nothing it wrote can be trusted, exit 2\n"
-    )
-    sys.stderr.flush()
+    _say(f"{ended} before it finished its report (a plugin may have ended the process: os._exit, a signal)")
     return 2
+
+
+def _say(what: str) -> None:
+    sys.stderr.write(f"rigcheck: the run {what}; nothing it wrote can be trusted, exit 2\n")
+    sys.stderr.flush()
 
 
 def _read(fd: int) -> bytes:

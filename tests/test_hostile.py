@@ -199,7 +199,7 @@ def test_what_a_checker_prints_does_not_corrupt_the_json_report(run_cli, hostile
 
 def test_a_checker_that_swallows_its_timeout_is_abandoned(run_cli, hostile) -> None:  # type: ignore[no-untyped-def]
     started = time.monotonic()
-    result = hostile(run_cli, "swallow-timeout", "--timeout", "0.5")
+    result = hostile(run_cli, "swallow-timeout", "--checker-timeout", "0.5")
     assert time.monotonic() - started < 10
     timed = [f for f in result.json()["findings"] if f["code"] == "ENGINE002"]
     assert timed and "did not finish within 0.5 s" in timed[0]["message"]

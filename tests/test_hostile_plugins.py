@@ -10,6 +10,7 @@ run's own exit code.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -113,9 +114,16 @@ CASES = [
 def test_a_plugin_that_exits_cannot_end_the_run_green(
     root: Path, where: str, command: tuple[str, ...]
 ) -> None:
+    forged = root / "repo" / "r.sarif"
+    forged.write_text('{"version": "2.1.0", "runs": [{"results": []}]}  forged green\n', encoding="utf-8")
     result = _rigcheck(root, PLUGINS[where], *command)
     assert result.returncode == 2, (where, result.returncode, result.stderr)
     assert result.stderr.count("\n") == 1 and "before it finished its report" in result.stderr
+    if "-o" in command:  # the committed report was replaced before the plugin ran: never uploaded
+        sarif = json.loads(forged.read_text(encoding="utf-8"))
+        invocation = sarif["runs"][0]["invocations"][0]
+        assert invocation["executionSuccessful"] is False and invocation["exitCode"] == 2
+        assert "did not finish" in invocation["toolExecutionNotifications"][0]["message"]["text"]
 
 
 def test_a_run_without_plugins_keeps_its_code_and_output(root: Path) -> None:
@@ -203,3 +211,68 @@ def test_a_thread_started_at_registration_does_not_keep_the_run_from_ending(root
     result = _rigcheck(root, plugin, "lint", "--jobs", "2", "-f", "json", timeout=120)
     assert result.returncode == 0 and '"EXIT001"' in result.stdout, result.stderr[-2000:]
     assert time.monotonic() - started < 60
+
+
+SLOW = _checker(
+    """
+    time.sleep(0.4)
+    yield RULE.warned("checked", location=ctx.rig_at("/name"))
+    """
+)
+
+
+def test_the_run_timeout_reports_each_run_it_did_not_check(root: Path) -> None:
+    """``--timeout`` bounds the whole run: a checker taking 0.4 s a rig on 12 rigs (about 5 s) under a
+    1.5 s limit; the rigs checked before it carry the plugin's finding, the one it was cut in ENGINE002,
+    each later one ENGINE005; the run fails (never green for what it left out)."""
+    for index in range(12):
+        (root / "repo" / f"r{index:02}.yaml").write_text(
+            RIG.replace("name: r", f"name: r{index:02}"), encoding="utf-8"
+        )
+    (root / "repo" / "rig.yaml").unlink()
+    started = time.monotonic()
+    result = _rigcheck(root, SLOW, "lint", "--jobs", "1", "--timeout", "1.5", "-f", "json")
+    took = time.monotonic() - started
+    assert result.returncode == 1, result.stderr[-2000:]
+    report = json.loads(result.stdout)
+    by_run: dict[int, set[str]] = {}
+    for finding in report["findings"]:
+        if finding["code"] in ("EXIT001", "ENGINE002", "ENGINE005"):
+            by_run.setdefault(finding["run"], set()).add(finding["code"])
+    outcome = [min(by_run.get(run, {"none"})) for run in range(12)]
+    assert set(outcome) <= {"EXIT001", "ENGINE002", "ENGINE005"}, outcome
+    checked = outcome.count("EXIT001")
+    assert 1 <= checked <= 4 and outcome == sorted(outcome, key=["EXIT001", "ENGINE002", "ENGINE005"].index)
+    assert outcome[-1] == "ENGINE005" and report["summary"]["failed"] >= outcome.count("ENGINE005")
+    assert took < 1.5 + 8, took  # the limit, plus starting Python and writing the report
+
+
+HANGS_AT_IMPORT = HEADER + "time.sleep(3600)\n"
+
+
+def test_a_run_that_cannot_stop_is_ended_past_its_timeout(root: Path) -> None:
+    """A plugin blocked at import, which the run's deadline cannot reach: the watching parent ends it
+    GRACE_S after ``--timeout``, exit 2, and the committed report it was to replace says so."""
+    from rigcheck.supervisor import GRACE_S
+
+    forged = root / "repo" / "r.sarif"
+    forged.write_text("forged green\n", encoding="utf-8")
+    started = time.monotonic()
+    result = _rigcheck(root, HANGS_AT_IMPORT, "lint", "--timeout", "1", "-f", "sarif", "-o", "r.sarif")
+    took = time.monotonic() - started
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.count("\n") == 1 and "past its --timeout" in result.stderr
+    assert 1 + GRACE_S - 0.5 <= took < 1 + GRACE_S + 10, took
+    invocation = json.loads(forged.read_text(encoding="utf-8"))["runs"][0]["invocations"][0]
+    assert invocation["executionSuccessful"] is False
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "soon"])
+def test_a_timeout_that_is_not_a_positive_number_is_a_usage_error(
+    run_cli, capsys: pytest.CaptureFixture[str], value: str
+) -> None:  # type: ignore[no-untyped-def]
+    for option in ("--timeout", "--checker-timeout"):
+        with pytest.raises(SystemExit) as exited:
+            run_cli("lint", ".", option, value)
+        err = capsys.readouterr().err
+        assert exited.value.code == 2 and f"argument {option}: " in err and "Traceback" not in err

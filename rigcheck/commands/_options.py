@@ -75,10 +75,19 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=seconds,
         default=None,
         metavar="SECONDS",
-        help="time limit of each checker (default 10)",
+        help="time limit of the whole run: the runs not checked by then are reported (ENGINE005, a "
+        "failure) and the report is written; a run that cannot stop is ended soon after (exit 2). "
+        "Default: none",
+    )
+    parser.add_argument(
+        "--checker-timeout",
+        type=seconds,
+        default=None,
+        metavar="SECONDS",
+        help="time limit of each checker on each run (default 10)",
     )
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="list every finding, passes too, with its evidence"
@@ -146,6 +155,17 @@ def jobs_count(text: str) -> int:
         raise argparse.ArgumentTypeError(
             f"{value} jobs: give 1 or more (1 checks everything in this process)"
         )
+    return value
+
+
+def seconds(text: str) -> float:
+    """``--timeout`` and ``--checker-timeout``: a number of seconds above 0 (else a usage error, exit 2)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value < 1e9:  # also refuses nan and inf
+        raise argparse.ArgumentTypeError(f"{text!r} seconds: give a number above 0")
     return value
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -46,7 +47,9 @@ class ReportRequest:
     isolate_plugins: bool | None
     baseline: str | None
     create_baseline: str | None
-    timeout: float | None
+    checker_timeout: float | None
+    #: ``--timeout``: when the run must end, on time.monotonic()'s clock (None: no limit).
+    deadline: float | None
     no_ignores: bool
     formats: tuple[str, ...]
     output_files: Mapping[int, str]
@@ -70,7 +73,8 @@ class ReportRequest:
             isolate_plugins=args.isolate_plugins,
             baseline=args.baseline,
             create_baseline=args.create_baseline,
-            timeout=args.timeout,
+            checker_timeout=args.checker_timeout,
+            deadline=None if args.timeout is None else time.monotonic() + args.timeout,
             no_ignores=args.no_ignores,
             formats=tuple(args.format),
             output_files=output_files(args),
@@ -98,6 +102,15 @@ def run_report(args: argparse.Namespace, paths: list[str], build: Callable[[Pipe
 
     request = ReportRequest.from_args(args, paths)
     check_output_paths([*request.output_files.values(), *filter(None, [request.create_baseline])])
+    # Until its report replaces it, each output says the run did not finish: a run that a plugin ends
+    # (os._exit) or that the watching parent ends past --timeout leaves no stale or committed report.
+    # (--show-config and --create-baseline write no report: their outputs are left as they are.)
+    if not (request.show_config or request.create_baseline):
+        write_failed(request.formats, request.output_files, UNFINISHED)
+    if request.deadline is not None:
+        from rigcheck import supervisor
+
+        supervisor.end_at(request.deadline + supervisor.GRACE_S)
     try:
         pipeline = build_pipeline(request)
         if request.show_config:
@@ -124,6 +137,10 @@ def run_report(args: argparse.Namespace, paths: list[str], build: Callable[[Pipe
         show_passes=request.show_passes,
     )
     return report.exit_code
+
+
+#: What each output says until the run's report replaces it.
+UNFINISHED = "the run did not finish its report (it was ended: a plugin, a signal, or --timeout)"
 
 
 def check_output_paths(paths: Sequence[str]) -> None:
@@ -189,12 +206,13 @@ def build_pipeline(request: ReportRequest) -> Pipeline:
         registry,
         build_catalog(registry),
         settings,
-        request.timeout if request.timeout is not None else DEFAULT_TIMEOUT_S,
+        request.checker_timeout if request.checker_timeout is not None else DEFAULT_TIMEOUT_S,
         no_ignores=request.no_ignores,
         baseline=None if request.create_baseline else baseline,
         isolate_plugins=isolation_requested(request.isolate_plugins),
         jobs=request.jobs,
         fold=not request.create_baseline,  # a baseline lists every finding
+        deadline=request.deadline,
     )
 
 

@@ -26,6 +26,7 @@ from rigcheck.core.engine_rules import (
     CHECKER_INVALID_RESULT,
     CHECKER_TIMED_OUT,
     PLUGIN_FAILED_TO_LOAD,
+    RUN_TIMED_OUT,
 )
 from rigcheck.core.findings import Finding, Severity
 from rigcheck.core.lean_dataclass import dataclass, field
@@ -70,6 +71,9 @@ class RunOptions:
     #: Plugin name -> its validated config (``rigcheck_config_schema``) from the project config; plugins
     #: left out get their model's defaults (``Registry.config_schemas``).
     plugin_configs: Mapping[str, Any] = field(default_factory=dict)
+    #: ``--timeout``: when the whole run must end, on time.monotonic()'s clock (None: no limit). No
+    #: checker starts after it (ENGINE005) and none runs past it (its own limit is cut to what is left).
+    deadline: float | None = None
 
     def selected(self, code: str) -> bool:
         """Whether the rule's checker runs and its warnings and failures are reported: what ``chosen``
@@ -310,7 +314,10 @@ def check_all(
     third_party = any(not entry.plugin.builtin for entry in registry.checkers)
     with _alarm_handler() as armed, guarded_stdout() if third_party else contextlib.nullcontext() as guard:
         hosted: list[bool] = []  # whether every node is a cloud instance, worked out when first asked
-        for entry in registry.checkers:
+        for index, entry in enumerate(registry.checkers):
+            if options.deadline is not None and time.monotonic() >= options.deadline:
+                findings.extend(_not_run(registry.checkers[index:], ctx, options, statuses))
+                break
             status, produced = _run_one(entry, ctx, options, armed, hosted)
             printed = guard.take() if guard is not None and not entry.plugin.builtin else ""
             if printed:
@@ -393,6 +400,9 @@ def _run_one(
     if skipped is not None:
         return CheckerStatus(checker.name, plugin.name, skipped[0], 0, 0.0, skipped[1]), []
     timeout = getattr(checker, "timeout_s", None) or options.timeout_s
+    if options.deadline is not None:  # never past the run's --timeout
+        left = max(options.deadline - time.monotonic(), 0.001)
+        timeout = min(timeout, left) if timeout and timeout > 0 else left
     started = time.perf_counter()
     untrusted = not plugin.builtin
     try:
@@ -615,6 +625,35 @@ def _stamp(finding: Finding, checker: str, plugin: str) -> Finding:
     if finding.checker == checker and finding.plugin == plugin:
         return finding
     return finding.with_changes(checker=checker, plugin=plugin)
+
+
+def _not_run(
+    entries: Sequence[CheckerEntry], ctx: CheckContext, options: RunOptions, statuses: list[CheckerStatus]
+) -> list[Finding]:
+    """The run's ``--timeout`` passed before ``entries`` ran on ``ctx``: each gets a status that says
+    so, and the run one ENGINE005 finding naming those whose rules are selected (none: no finding)."""
+    names = []
+    for entry in entries:
+        _, selected, _ = _codes(entry.checker, options)
+        status, reason = (
+            ("timed-out", "the run's --timeout was reached before it ran")
+            if selected
+            else ("deselected", "none of its rules is selected")
+        )
+        statuses.append(CheckerStatus(entry.checker.name, entry.plugin.name, status, 0, 0.0, reason))
+        if selected:
+            names.append(entry.checker.name)
+    if not names:
+        return []
+    finding = RUN_TIMED_OUT.failed(
+        f"not checked: the run reached its --timeout before {len(names)} checker(s) ran on {ctx.subject}; "
+        "their rules were not checked",
+        location=ctx.rig_at(""),
+        subject=ctx.subject,
+        evidence={"checkers_not_run": names},
+        fix="raise --timeout, or split the lint into smaller steps",
+    )
+    return [_stamp(finding, "engine", "rigcheck")]
 
 
 def _fault_finding(fault: PluginFault, ctx: CheckContext) -> Finding:

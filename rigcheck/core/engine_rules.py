@@ -32,11 +32,11 @@ CHECKER_TIMED_OUT = Rule(
     severity=Severity.FAIL,
     docs=RuleDocs(
         what="Reports a checker that did not finish within its time limit (10 s unless the checker sets "
-        "`timeout_s`, or `--timeout` says otherwise).",
+        "`timeout_s`, or `--checker-timeout` says otherwise; never past the run's `--timeout`: ENGINE005).",
         why="A linter in pre-commit and CI must finish. A hung checker is stopped, reported, and the run goes on.",
         example="```\n✗ ENGINE002 checker slow-policy (plugin acme-policy 0.3) did not finish within 10.0 s\n```",
-        fix="Find the loop or blocking call in the plugin (checkers must not do I/O), or raise `--timeout` if the "
-        "checker is legitimately slow on a very large rig.",
+        fix="Find the loop or blocking call in the plugin (checkers must not do I/O), or raise `--checker-timeout` "
+        "if the checker is legitimately slow on a very large rig.",
         references=_REFS,
     ),
 )
@@ -87,4 +87,29 @@ PLUGIN_FAILED_TO_LOAD = Rule(
     ),
 )
 
-ENGINE_RULES = (CHECKER_CRASHED, CHECKER_TIMED_OUT, CHECKER_INVALID_RESULT, PLUGIN_FAILED_TO_LOAD)
+RUN_TIMED_OUT = Rule(
+    code="ENGINE005",
+    name="run-timed-out",
+    summary="The run reached its --timeout before this rig or pair was checked; it was not checked",
+    severity=Severity.FAIL,
+    docs=RuleDocs(
+        what="`--timeout SECONDS` bounds the whole run. The rigs and pairs not checked when it is reached "
+        "get this finding each, and the report is written as usual; a checker still running then is "
+        "stopped as ENGINE002 says. A run that cannot stop (a plugin blocked at import) is ended a few "
+        "seconds later by the watching parent, with exit code 2 and each output saying it did not finish.",
+        why="A CI step needs a bound it can rely on, and a report that says what was left out: a run that "
+        "is cut short and passes would call unchecked specs good.",
+        example="```console\n$ rigcheck lint specs/ --timeout 60\n```",
+        fix="Raise `--timeout`, split the lint over several steps, or find the slow checker "
+        "(`rigcheck lint -f json` lists each checker's time under `checkers`).",
+        references=_REFS,
+    ),
+)
+
+ENGINE_RULES = (
+    CHECKER_CRASHED,
+    CHECKER_TIMED_OUT,
+    CHECKER_INVALID_RESULT,
+    PLUGIN_FAILED_TO_LOAD,
+    RUN_TIMED_OUT,
+)

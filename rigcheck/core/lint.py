@@ -82,6 +82,8 @@ class Pipeline:
     #: Fold the findings past FOLD_AFTER of one rule per file into LINT003 (rigcheck.core.folding);
     #: False lists every one (``--create-baseline``).
     fold: bool = True
+    #: ``--timeout``: when the whole run must end, on time.monotonic()'s clock (None: no limit).
+    deadline: float | None = None
     #: Plugin name -> its validated settings (``plugins-config``), checked when the pipeline is built.
     plugin_configs: dict[str, Any] = field(init=False, default_factory=dict)
 
@@ -99,6 +101,7 @@ class Pipeline:
             fact_overrides=fact_overrides(self.settings),
             isolate_plugins=self.isolate_plugins,
             plugin_configs=self.plugin_configs,
+            deadline=self.deadline,
         )
 
     def check(
