@@ -7,7 +7,7 @@ through :class:`SourceMap`, so that every message can name ``file:line:column``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from rigcheck.core.lean_dataclass import dataclass
@@ -97,6 +97,12 @@ class SourceMap:
 
     def key_mark(self, pointer: str) -> Mark | None:
         return self._keys.get(pointer)
+
+    def entries(self) -> Iterator[tuple[str, Mark, Mark | None]]:
+        """Each recorded pointer with its value's and key's positions, in the order recorded."""
+        keys = self._keys
+        for pointer, value in self._values.items():
+            yield pointer, value, keys.get(pointer)
 
     def value_mark(self, pointer: str) -> Mark | None:
         return self._values.get(pointer)
