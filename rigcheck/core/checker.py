@@ -15,7 +15,7 @@ Verdict ladders go through :meth:`rigcheck.Rule.graded`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, ClassVar
 
 from rigcheck.core.rules import Rule
@@ -71,8 +71,9 @@ class PerNodeChecker(Checker):
     gpu_nodes_only: ClassVar[bool] = False
 
     def check(self, ctx: CheckContext) -> Iterable[Finding]:
-        nodes = [node for node in self.walked_nodes(ctx) if node.gpus or not self.gpu_nodes_only]
-        yield from ctx.walk_nodes(nodes, lambda node: self.check_node(ctx, node))
+        for node in self.walked_nodes(ctx):
+            if node.gpus or not self.gpu_nodes_only:
+                yield from self.check_node(ctx, node)
 
     def check_node(self, ctx: CheckContext, node: NodeView) -> Iterable[Finding]:
         raise NotImplementedError(f"{type(self).__name__}.check_node")
@@ -83,11 +84,9 @@ class PerGpuTypeChecker(Checker):
     GPU models is checked twice): implement :meth:`check_gpu`."""
 
     def check(self, ctx: CheckContext) -> Iterable[Finding]:
-        def each_gpu(node: NodeView) -> Iterator[Finding]:
+        for node in self.walked_nodes(ctx):
             for gpu in node.gpus:
                 yield from self.check_gpu(ctx, node, gpu)
-
-        yield from ctx.walk_nodes(self.walked_nodes(ctx), each_gpu)
 
     def check_gpu(self, ctx: CheckContext, node: NodeView, gpu: GpuView) -> Iterable[Finding]:
         raise NotImplementedError(f"{type(self).__name__}.check_gpu")

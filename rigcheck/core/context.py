@@ -7,7 +7,7 @@ power limit or card length replaces the reference card's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +16,7 @@ from rigcheck.core.catalog import Catalog, CatalogLookupError, GpuSpec
 from rigcheck.core.documents import SpecDocument, problem_at
 from rigcheck.core.errors import Problem, SpecError
 from rigcheck.core.facts import FactSection, load_rule_facts
-from rigcheck.core.findings import Finding, Location, restore
+from rigcheck.core.findings import Location
 from rigcheck.core.frozen import FrozenDict
 from rigcheck.core.lean_dataclass import dataclass, field
 from rigcheck.core.models.rig import GpuGroup, NodeGroup, Rig
@@ -248,65 +248,6 @@ class CheckContext:
             cache[key] = estimate_on(self, node, gpu)
         return cache[key]
 
-    @cached_property
-    def twins(self) -> dict[int, list[int]]:
-        """Node groups written alike but for their names (a cluster listed node by node): the index of the
-        first of each such set -> the indexes of all of them, in order; sets of one are left out."""
-        sets: dict[str, list[int]] = {}
-        data = self.rig_doc.yaml.data
-        nodes = data.get("nodes") if isinstance(data, dict) else None
-        if not isinstance(nodes, list) or len(nodes) != len(self.nodes):
-            return {}
-        for node in self.nodes:
-            written = nodes[node.index]
-            if node.pointer != f"/nodes/{node.index}" or not isinstance(written, dict):
-                continue
-            key = repr({name: value for name, value in written.items() if name != "name"})
-            sets.setdefault(key, []).append(node.index)
-        return {members[0]: members for members in sets.values() if len(members) > 1}
-
-    def walk_nodes(
-        self, nodes: Sequence[NodeView], check: Callable[[NodeView], Iterable[Finding]]
-    ) -> Iterator[Finding]:
-        """``check(node)`` for each node, in order. A node written like an earlier one (:attr:`twins`) gets
-        the first one's findings stamped with its own name and locations, once stamping has been shown
-        to give exactly what checking the group's second and last nodes gives (else each is checked)."""
-        twins = self.twins
-        if not twins:
-            for node in nodes:
-                yield from check(node)
-            return
-        first_of = {index: members[0] for members in twins.values() for index in members}
-        by_index = {node.index: node for node in nodes}
-        stamps: dict[int, _Stamp | None] = {}  # first index -> the stamp, or None: check each node
-        early: dict[int, list[Finding]] = {}  # findings of a last node, checked while verifying
-        for node in nodes:
-            first = first_of.get(node.index)
-            if first is None or first == node.index or first not in by_index:
-                found = list(check(node))
-                if first == node.index:
-                    stamps[first] = _Stamp(self, node, found)
-                yield from found
-                continue
-            if node.index in early:
-                yield from early.pop(node.index)
-                continue
-            stamp = stamps.get(first)
-            if stamp is not None and not stamp.verified:
-                found = list(check(node))
-                last = by_index[next(index for index in reversed(twins[first]) if index in by_index)]
-                if last is not node:
-                    early[last.index] = list(check(last))
-                trusted = stamp.onto(node) == found and (
-                    last is node or stamp.onto(last) == early[last.index]
-                )
-                stamp.verified = True
-                if not trusted:
-                    stamps[first] = None
-                yield from found
-                continue
-            yield from stamp.onto(node) if stamp is not None else check(node)
-
     def facts(self, name: str) -> dict[str, FactSection]:
         """Rule thresholds from ``specs/rules/NAME.yaml`` (each section with source and as_of), with
         the project config's ``thresholds`` applied (each override named in the section's source)."""
@@ -323,92 +264,6 @@ class CheckContext:
             section = changed[section_name]
             changed[section_name] = section.overridden(key, value, origin)
         return FrozenDict(changed)
-
-
-class _Stamp:
-    """The findings of one node group, to be stamped onto a group written alike: its name in the texts,
-    its locations (found again in the file, under its own pointer)."""
-
-    def __init__(self, ctx: CheckContext, node: NodeView, findings: list[Finding]) -> None:
-        self.ctx = ctx
-        self.node = node
-        self.findings = findings
-        self.verified = False
-        self.name = node.written_name
-        #: Per finding, what changes from node to node: the texts naming the node, whether the evidence
-        #: does, the location and related locations under the node's pointer, and the fields set on the copy.
-        self.plans = []
-        for finding in findings:
-            texts = [
-                key for key in ("message", "fix", "subject") if self.name in (finding.__dict__[key] or "")
-            ]
-            evidence = self.name in repr(finding.evidence)
-            suffix = self._suffix(finding.location)
-            related = [self._suffix(where) for where in finding.related] if finding.related else None
-            if related is not None and all(part is None for part in related):
-                related = None
-            changed = {
-                *texts,
-                *(["evidence"] if evidence else []),
-                *(["location"] if suffix is not None else []),
-            }
-            if related is not None:
-                changed.add("related")
-            self.plans.append(
-                (texts, evidence, suffix, related, frozenset(finding.model_fields_set | changed))
-            )
-
-    def _suffix(self, where: Location | None) -> str | None:
-        """The part of ``where``'s pointer under the node's own (``None``: not in the node)."""
-        if where is None or where.file != self.ctx.rig_doc.path:
-            return None
-        pointer, own = where.pointer, self.node.pointer
-        if pointer == own or pointer.startswith(own + "/"):
-            return pointer[len(own) :]
-        return None
-
-    def onto(self, node: NodeView) -> list[Finding]:
-        """The findings as checking ``node`` gives them: copies (no validation: the values are the first
-        node's, of known types) with the node's name and locations."""
-        name, old = node.written_name, self.name
-        locate, at = self.ctx.rig_doc.locate, node.pointer
-        out = []
-        for finding, (texts, evidence, suffix, related, fields_set) in zip(
-            self.findings, self.plans, strict=True
-        ):
-            values = finding.__dict__.copy()
-            for key in texts:
-                values[key] = values[key].replace(old, name)
-            if evidence:
-                values["evidence"] = _renamed(values["evidence"], old, name)
-            if suffix is not None:
-                values["location"] = locate(at + suffix)
-            if related is not None:
-                values["related"] = tuple(
-                    place if part is None else locate(at + part)
-                    for place, part in zip(finding.related, related, strict=True)
-                )
-            out.append(restore(Finding, values, set(fields_set)))
-        return out
-
-
-def _renamed(value: Any, old: str, new: str) -> Any:
-    """``value`` (JSON-like data) with ``old`` replaced by ``new`` in every string; the same object when
-    nothing changes."""
-    if isinstance(value, str):
-        return value.replace(old, new) if old in value else value
-    if isinstance(value, dict):
-        renamed = {
-            (_renamed(key, old, new) if isinstance(key, str) else key): _renamed(item, old, new)
-            for key, item in value.items()
-        }
-        return value if renamed == value else renamed
-    if isinstance(value, list | tuple):
-        items = [_renamed(item, old, new) for item in value]
-        if all(a is b for a, b in zip(items, value, strict=True)):
-            return value
-        return items if isinstance(value, list) else tuple(items)
-    return value
 
 
 def resolve_model(workload_doc: SpecDocument) -> Architecture:
