@@ -32,22 +32,9 @@ def entry() -> None:
 
     Pydantic's own plugins are off in this process unless ``PYDANTIC_DISABLE_PLUGINS`` is set already
     (https://docs.pydantic.dev/latest/concepts/plugins/): they observe an application's validation, and
-    rigcheck's validation is of the specs it reads, which no such plugin should be handed; finding them
-    would also read every installed distribution's entry points (3-4 ms of a cold ``check``), and importing
-    the code that looks for them costs 6 ms more (:mod:`rigcheck.core.pydantic_plugins`).
-
-    The code ``dataclasses`` compiles is kept between runs, as bytecode is (:mod:`rigcheck.core.code_cache`):
-    installed before pydantic is imported, saved once the command is done."""
+    rigcheck's validation is of the specs it reads, which no such plugin should be handed."""
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    from rigcheck.core import code_cache
-    from rigcheck.core.pydantic_plugins import skip_plugin_lookup
-
-    cache = code_cache.install()
-    skip_plugin_lookup()
-    code = main()
-    if cache is not None:
-        code_cache.save(cache)
-    fast_exit(code)
+    fast_exit(main())
 
 
 def fast_exit(code: int) -> None:
@@ -170,7 +157,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
     named = argv[0] if argv else None
     commands = (named,) if named in COMMANDS else COMMANDS
-    parser = _Parser(
+    parser = argparse.ArgumentParser(
         prog="rigcheck",
         description="Validate GPU rigs and ML workloads before you buy, build or change them.",
         epilog="Exit codes: 0 nothing at or above --fail-on, 1 findings at or above it, 2 bad input or usage.",
@@ -180,41 +167,6 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     for name in commands:
         importlib.import_module(f"rigcheck.commands.{name}").add_parser(subparsers)
     return parser
-
-
-def terminal_columns() -> int:
-    """The terminal's width as ``shutil.get_terminal_size`` gives it (``COLUMNS``, else the width of the
-    terminal on standard output, else 80), without importing :mod:`shutil`, which imports the bz2 and
-    lzma modules: 2.4 ms of a cold ``rigcheck check``, where argparse asks for the width once per option."""
-    try:
-        columns = int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-    return columns if columns > 0 else 80
-
-
-class _Formatter(argparse.HelpFormatter):
-    """argparse's formatter with the width from :func:`terminal_columns` (less 2, as argparse's own)."""
-
-    def __init__(
-        self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None
-    ):
-        super().__init__(
-            prog, indent_increment, max_help_position, terminal_columns() - 2 if width is None else width
-        )
-
-
-class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose help is formatted by :class:`_Formatter`, as are its sub-parsers'."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", _Formatter)
-        super().__init__(*args, **kwargs)
 
 
 def _confine(args: argparse.Namespace) -> Any:

@@ -28,12 +28,12 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.lean_dataclass import dataclass, field
 from rigcheck.core.report import Report
 
 __all__ = ["CheckResult", "rig_yaml", "run", "workload_yaml"]

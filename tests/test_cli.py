@@ -270,9 +270,6 @@ def test_the_console_entry_turns_pydantic_plugins_off_unless_told_otherwise(monk
     seen: list[object] = []
     monkeypatch.setattr(cli, "main", lambda: seen.append(os.environ.get("PYDANTIC_DISABLE_PLUGINS")) or 0)
     monkeypatch.setattr(cli, "fast_exit", seen.append)
-    monkeypatch.setenv(
-        "RIGCHECK_NO_CODE_CACHE", "1"
-    )  # dataclasses and typing stay as they are in this process
     monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "")  # recorded, so the teardown restores the real state
     monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS")
     cli.entry()

@@ -180,7 +180,6 @@ def test_only_the_console_script_forks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(supervisor, "_write_end", None)
     monkeypatch.setattr(cli, "main", lambda: 0)
     monkeypatch.setattr(cli, "fast_exit", lambda code: None)
-    monkeypatch.setenv("RIGCHECK_NO_CODE_CACHE", "1")
     monkeypatch.delenv("RIGCHECK_NO_SUPERVISOR", raising=False)
     cli.entry()
     assert forks == []

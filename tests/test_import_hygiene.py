@@ -62,52 +62,6 @@ def test_check_imports_only_what_it_needs(fmt: str) -> None:
     assert not {m for m in modules if m.startswith("rigcheck.evidence.parsers.")}
 
 
-def test_the_console_entry_imports_no_shutil() -> None:
-    """argparse's formatter imports shutil (and with it bz2 and lzma: 2.4 ms) for the terminal's width;
-    rigcheck's asks rigcheck.cli.terminal_columns. (Finding installed plugins reads package metadata,
-    which imports it anyway: plugins are off here.)"""
-    path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
-    env = {
-        **os.environ,
-        "PYTHONPATH": path,
-        "RIGCHECK_DISABLE_PLUGIN_AUTOLOAD": "1",
-        "RIGCHECK_NO_FAST_EXIT": "1",
-    }
-    result = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "rigcheck", "check", *PAIR, "-o", os.devnull],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode in (0, 1), result.stderr[-2000:]
-    loaded = {
-        line.rsplit("|", 1)[1].strip()
-        for line in result.stderr.splitlines()
-        if line.startswith("import time:")
-    }
-    assert "argparse" in loaded and "shutil" not in loaded
-
-
-@pytest.mark.parametrize("columns", [None, "", "100", "0", "-3", "wide"])
-def test_the_help_is_as_wide_as_shutil_says(monkeypatch: pytest.MonkeyPatch, columns: str | None) -> None:
-    """rigcheck.cli.terminal_columns gives shutil.get_terminal_size's columns (COLUMNS, else the terminal,
-    else 80), whatever COLUMNS holds; the help wraps at that width less 2, as argparse's own formatter."""
-    import shutil
-
-    from rigcheck.cli import build_parser, terminal_columns
-
-    if columns is None:
-        monkeypatch.delenv("COLUMNS", raising=False)
-    else:
-        monkeypatch.setenv("COLUMNS", columns)
-    assert terminal_columns() == shutil.get_terminal_size().columns
-    monkeypatch.setenv("COLUMNS", "52")
-    lines = build_parser(["check"]).format_help().splitlines()
-    assert max(map(len, lines)) <= 50 < max(map(len, build_parser(["check"]).format_usage().split("\n"))) + 50
-
-
 def test_lint_text_imports_no_other_renderer(tmp_path: Path) -> None:
     modules = imported("lint", "specs", "--format", "text", "-o", str(tmp_path / "out.txt"))
     assert renderers(modules) == {"text"}

@@ -156,18 +156,3 @@ def _model_classes() -> list[type]:
                 seen.append(sub)
             stack.append(sub)
     return seen
-
-
-def test_no_model_field_has_a_default_factory_whose_signature_pydantic_must_parse() -> None:
-    """Issue 20: pydantic reads each default factory's signature while it builds a model; for a builtin
-    with a text signature (``list``, ``tuple``) that means the tokenizer (1.5 ms of a cold check, then
-    0.1 ms per field). ``rigcheck.core.defaults`` has the Python functions to use instead."""
-    classes = _model_classes()
-    assert len(classes) > 60
-    parsed = [
-        f"{cls.__module__}.{cls.__qualname__}.{name}"
-        for cls in classes
-        for name, info in cls.model_fields.items()
-        if getattr(info.default_factory, "__text_signature__", None) is not None
-    ]
-    assert parsed == []

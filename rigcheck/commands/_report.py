@@ -8,13 +8,13 @@ import os
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rigcheck.cli import EXIT_OK
 from rigcheck.commands._options import output_files
 from rigcheck.commands._shared import emit, load_registry, render_options, renderer, rule_codes
 from rigcheck.core import spec_codes
-from rigcheck.core.lean_dataclass import dataclass
 
 if TYPE_CHECKING:
     from rigcheck.core.config import Settings

@@ -15,13 +15,13 @@ import fnmatch
 import os
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from rigcheck.core.errors import Problem, SpecError, UsageError, clip
-from rigcheck.core.lean_dataclass import dataclass, field
 from rigcheck.core.positions import join_pointer, pointer_from_path
 
 if TYPE_CHECKING:

@@ -8,6 +8,7 @@ power limit or card length replaces the reference card's.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +19,6 @@ from rigcheck.core.errors import Problem, SpecError
 from rigcheck.core.facts import FactSection, load_rule_facts
 from rigcheck.core.findings import Location
 from rigcheck.core.frozen import FrozenDict
-from rigcheck.core.lean_dataclass import dataclass, field
 from rigcheck.core.models.rig import GpuGroup, NodeGroup, Rig
 from rigcheck.core.models.workload import Workload
 

@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
-
-from rigcheck.core.lean_dataclass import dataclass
 
 Version = tuple[int, ...]
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 import fnmatch
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from rigcheck.core import spec_codes
 from rigcheck.core.errors import UsageError
-from rigcheck.core.lean_dataclass import dataclass
 
 SKIP_DIRS = frozenset(
     {"node_modules", "__pycache__", "venv", "env", "build", "dist", "site-packages", "htmlcov"}

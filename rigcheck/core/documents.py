@@ -10,6 +10,7 @@ from __future__ import annotations
 import types
 import typing
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union
 
 from pydantic import BaseModel, ValidationError
@@ -18,7 +19,6 @@ from rigcheck.core import spec_codes
 from rigcheck.core.errors import MAX_MESSAGE, Problem, SpecError
 from rigcheck.core.fields import did_you_mean
 from rigcheck.core.findings import Location, new_location
-from rigcheck.core.lean_dataclass import dataclass, field
 from rigcheck.core.loader import YamlDocument, YamlTrap, load_yaml_file, load_yaml_text
 from rigcheck.core.positions import Mark, pointer_for_data_path, pointer_from_path
 

@@ -15,6 +15,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from types import GeneratorType
 from typing import Any, TypeVar
 
@@ -29,7 +30,6 @@ from rigcheck.core.engine_rules import (
     RUN_TIMED_OUT,
 )
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.lean_dataclass import dataclass, field
 from rigcheck.core.registry import CheckerEntry, PluginFault, Registry
 from rigcheck.core.report import (
     CheckerRun,

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from rigcheck.core import spec_codes
-from rigcheck.core.lean_dataclass import dataclass, field
 
 #: The longest message and JSON pointer a problem keeps; the rest is cut (a 20 MB value is not echoed).
 MAX_MESSAGE = 1000

@@ -15,6 +15,7 @@ re-estimates the changes that would make a workload fit.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from rigcheck.core.catalog import GpuSpec
@@ -23,7 +24,6 @@ from rigcheck.core.estimation.largest import largest_fitting
 from rigcheck.core.estimation.memory import GIB, MemoryEstimate, MemoryInputs, estimate_memory
 from rigcheck.core.estimation.throughput import DecodeSpeed, TrainingSpeed, decode_speed, training_speed
 from rigcheck.core.estimation.topology import Topology
-from rigcheck.core.lean_dataclass import dataclass
 
 __all__ = [
     "GIB",

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
-
-from rigcheck.core.lean_dataclass import dataclass
 
 
 @dataclass(frozen=True)

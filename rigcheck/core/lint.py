@@ -13,7 +13,7 @@ import glob
 import os
 import time
 from collections.abc import Generator, Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +49,6 @@ from rigcheck.core.finding_store import (
 )
 from rigcheck.core.findings import Finding, Location, Severity
 from rigcheck.core.folding import Folder
-from rigcheck.core.lean_dataclass import dataclass, field
 from rigcheck.core.lint_rules import FOLD_AFTER, UNKNOWN_RIG, WORKLOAD_WITHOUT_RIG
 from rigcheck.core.loader import load_yaml_file
 from rigcheck.core.registry import Registry

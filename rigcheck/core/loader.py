@@ -23,6 +23,7 @@ import hashlib
 import os
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import yaml
@@ -35,7 +36,6 @@ from yaml.scanner import Scanner
 
 from rigcheck.core import spec_codes
 from rigcheck.core.errors import Problem, SpecError
-from rigcheck.core.lean_dataclass import dataclass, field
 from rigcheck.core.positions import Mark, SourceMap, join_pointer
 
 try:  # libyaml's C parser, about ten times faster than the pure-Python one (what yaml.cyaml re-exports)

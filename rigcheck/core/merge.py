@@ -18,11 +18,11 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from rigcheck.core.documents import SpecDocument
 from rigcheck.core.findings import Finding
-from rigcheck.core.lean_dataclass import dataclass
 from rigcheck.core.merge_rules import (
     DRIVER_DRIFT,
     ECC_DRIFT,

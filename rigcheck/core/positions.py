@@ -8,9 +8,8 @@ through :class:`SourceMap`, so that every message can name ``file:line:column``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
-
-from rigcheck.core.lean_dataclass import dataclass
 
 
 @dataclass(frozen=True, slots=True)

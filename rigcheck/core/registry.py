@@ -8,10 +8,10 @@ raises, a duplicate rule code) are kept as :class:`PluginFault` records and repo
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass, field
 from typing import Any
 
 from rigcheck.core.checker import Checker
-from rigcheck.core.lean_dataclass import dataclass, field
 from rigcheck.core.rules import Rule
 
 

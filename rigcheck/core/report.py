@@ -9,7 +9,6 @@ from typing import Any, Final, Literal, overload
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rigcheck.core.defaults import empty_list
 from rigcheck.core.finding_store import Tally
 from rigcheck.core.findings import Finding, Severity, restore
 
@@ -137,7 +136,7 @@ class Report(_ReportModel):
     summary: Summary
     findings: list[Finding]
     runs: list[RunRecord] = Field(
-        default_factory=empty_list,
+        default_factory=list,
         description="rigcheck lint: each rig and rig + workload pair that was checked.",
     )
     checkers: list[CheckerRun]

@@ -5,12 +5,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from rigcheck.core.estimate import WorkloadEstimate, estimate_workload
 from rigcheck.core.estimation.gpu_speed import speed_facts
 from rigcheck.core.estimation.topology import Topology, topology_of
-from rigcheck.core.lean_dataclass import dataclass
 
 
 @dataclass(frozen=True)

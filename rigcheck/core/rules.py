@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from rigcheck.core.lean_dataclass import dataclass, field
 from rigcheck.core.severity import Severity
 
 if TYPE_CHECKING:

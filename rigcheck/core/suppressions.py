@@ -19,13 +19,13 @@ import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rigcheck.core.config import Waiver
 from rigcheck.core.documents import SpecDocument
 from rigcheck.core.errors import Problem
 from rigcheck.core.findings import Finding, Location, Severity, Suppression
-from rigcheck.core.lean_dataclass import dataclass, field
 from rigcheck.core.lint_rules import EXPIRED_WAIVER, INVALID_SUPPRESSION, UNUSED_SUPPRESSION
 from rigcheck.core.rules import structural
 

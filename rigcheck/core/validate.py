@@ -7,11 +7,11 @@ what editors check and what rigcheck checks cannot drift apart unnoticed.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from rigcheck.core import spec_codes
 from rigcheck.core.errors import Problem, SpecError
-from rigcheck.core.lean_dataclass import dataclass, field
 
 
 @dataclass

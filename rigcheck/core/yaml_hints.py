@@ -10,9 +10,9 @@ columns the line could line up with, and under which key it landed.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from rigcheck.core.errors import clip
-from rigcheck.core.lean_dataclass import dataclass
 from rigcheck.core.positions import join_pointer
 
 #: What ends a block mapping key: a ':' before white space or the end of the line.

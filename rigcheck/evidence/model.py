@@ -12,8 +12,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rigcheck.core.defaults import empty_list
-
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -65,7 +63,7 @@ class TopologyEvidence(_Model):
     """``nvidia-smi topo -m`` (connection matrix) or ``topo -p2p`` (P2P capability matrix)."""
 
     kind: Literal["connection", "p2p"] = "connection"
-    devices: list[str] = Field(default_factory=empty_list, description="GPU0.., then NIC0.. (or mlx5_*).")
+    devices: list[str] = Field(default_factory=list, description="GPU0.., then NIC0.. (or mlx5_*).")
     matrix: dict[str, dict[str, str]] = Field(
         default_factory=dict,
         description="matrix[row][column] = X, NV12, PIX, PXB, PHB, NODE, SYS (or OK, NS, GNS...).",
@@ -95,16 +93,16 @@ class NcclResult(_Model):
     tests_version: str | None = None
     ranks: int | None = Field(None, description="Number of '# Rank' lines.")
     gpus_per_process: int | None = None
-    hosts: list[str] = Field(default_factory=empty_list)
-    devices: list[str] = Field(default_factory=empty_list, description="GPU names of the ranks.")
-    rows: list[NcclRow] = Field(default_factory=empty_list)
+    hosts: list[str] = Field(default_factory=list)
+    devices: list[str] = Field(default_factory=list, description="GPU names of the ranks.")
+    rows: list[NcclRow] = Field(default_factory=list)
     largest_size_bytes: int | None = None
     busbw_at_largest_gbps: float | None = Field(
         None, description="The larger of out-of-place and in-place busbw."
     )
     avg_busbw_gbps: float | None = Field(None, description="The footer's average (small sizes dominate it).")
     out_of_bounds: int | None = None
-    anomalies: list[str] = Field(default_factory=empty_list)
+    anomalies: list[str] = Field(default_factory=list)
 
 
 class StorageJob(_Model):
@@ -207,23 +205,23 @@ class Evidence(_Model):
     cuda_version: str | None = Field(None, description="The driver's CUDA (nvidia-smi 'CUDA Version').")
     toolkit_version: str | None = Field(None, description="nvcc -V release, X.Y.Z.")
     gpu_count: int | None = Field(None, description="GPUs the tool says are attached (may exceed len(gpus)).")
-    gpus: list[GpuEvidence] = Field(default_factory=empty_list)
+    gpus: list[GpuEvidence] = Field(default_factory=list)
     topology: TopologyEvidence | None = None
-    nccl: list[NcclResult] = Field(default_factory=empty_list)
-    storage: list[StorageJob] = Field(default_factory=empty_list)
-    bandwidth: list[Bandwidth] = Field(default_factory=empty_list)
-    diag: list[DiagResult] = Field(default_factory=empty_list)
+    nccl: list[NcclResult] = Field(default_factory=list)
+    storage: list[StorageJob] = Field(default_factory=list)
+    bandwidth: list[Bandwidth] = Field(default_factory=list)
+    diag: list[DiagResult] = Field(default_factory=list)
     diag_version: str | None = None
-    ib_ports: list[IbPort] = Field(default_factory=empty_list)
+    ib_ports: list[IbPort] = Field(default_factory=list)
     torch: TorchEvidence | None = None
-    mounts: list[MountEvidence] = Field(default_factory=empty_list, description="Filesystems (df).")
+    mounts: list[MountEvidence] = Field(default_factory=list, description="Filesystems (df).")
     packages: dict[str, str] = Field(
         default_factory=dict,
         description="Installed Python distributions (pip show, pip list, pip freeze): the name normalised as "
         "PEP 503 says (lower case, runs of '-', '_', '.' as '-') -> the version as printed.",
     )
     problems: list[str] = Field(
-        default_factory=empty_list,
+        default_factory=list,
         description="What the parser expected and did not find (partial or malformed input).",
     )
     extra: dict[str, Any] = Field(default_factory=dict, description="Tool-specific facts no rule reads yet.")

@@ -29,10 +29,9 @@ import re
 import socket
 import sys
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from rigcheck.core.lean_dataclass import dataclass, field
 
 #: Block devices that are not drives of their own.
 SKIPPED_BLOCK_PREFIXES = ("loop", "ram", "zram", "dm-", "md", "sr", "fd", "nbd")

@@ -53,12 +53,12 @@ import os
 import re
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import cache
 from typing import IO, Any
 
 from rigcheck.core.errors import UsageError
-from rigcheck.core.lean_dataclass import dataclass, field
 from rigcheck.live.host import HostFacts, read_host
 from rigcheck.live.nvml import NvmlSession, text
 from rigcheck.live.torch_info import AUTO, torch_facts

@@ -13,9 +13,8 @@ both (``rigcheck.core.estimation.memory``).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
-
-from rigcheck.core.lean_dataclass import dataclass, field
 
 GIB = 2**30
 

@@ -15,7 +15,7 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import fields, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import cache, cached_property
 from types import MappingProxyType
 from typing import Any
@@ -23,7 +23,6 @@ from typing import Any
 from rigcheck.core import spec_codes
 from rigcheck.core.errors import Problem, SpecError
 from rigcheck.core.fields import did_you_mean
-from rigcheck.core.lean_dataclass import dataclass, field
 
 #: Linear "roles" of a transformer block; each has a shape (d_in, d_out) per layer.
 ATTENTION_ROLES = ("q", "k", "v", "o")

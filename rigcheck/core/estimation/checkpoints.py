@@ -3,9 +3,10 @@ shared by the storage-capacity, checkpoint-write and checkpoint-policy checkers.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rigcheck.core.context import NodeView
 from rigcheck.core.estimation.storage import DeviceRates
-from rigcheck.core.lean_dataclass import dataclass
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ plus, for every call, a latency that does not shrink with the size (a ring all-r
 
 from __future__ import annotations
 
-from rigcheck.core.lean_dataclass import dataclass
+from dataclasses import dataclass
 
 FACTORS = {
     "all-reduce": lambda n: 2 * (n - 1) / n,

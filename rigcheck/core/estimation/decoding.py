@@ -25,13 +25,13 @@ prompt's prefill. The aggregate output rate of an offline run (``benchmark_throu
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from rigcheck.core.catalog import GpuSpec
 from rigcheck.core.estimation.collectives import Collective
 from rigcheck.core.estimation.memory import MemoryInputs, Shards
 from rigcheck.core.estimation.topology import Topology
-from rigcheck.core.lean_dataclass import dataclass
 
 ENGINE_GROUPS = {
     "vllm": "vllm",

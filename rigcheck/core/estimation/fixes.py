@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from rigcheck.core.estimation.largest import largest_fitting
 from rigcheck.core.estimation.memory import GIB, MemoryEstimate, MemoryInputs, estimate_memory_below
-from rigcheck.core.lean_dataclass import dataclass, field
 
 
 @dataclass(frozen=True)

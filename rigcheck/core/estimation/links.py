@@ -11,11 +11,11 @@ bounces through host memory at about half that.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from rigcheck.core.context import GpuView, NodeView
-from rigcheck.core.lean_dataclass import dataclass
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,9 @@ list excludes the entries instead (``^docker,lo``); HCA entries may end in ``:po
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rigcheck.core.context import NodeView
-from rigcheck.core.lean_dataclass import dataclass
 
 
 def declared_interfaces(node: NodeView) -> list[str]:

@@ -16,10 +16,10 @@ without it share the rest (CPU, platform, remaining GPUs): each unit is then loa
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from rigcheck.core.context import NodeView
-from rigcheck.core.lean_dataclass import dataclass, field
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,10 @@ one that counts (docs/research/cuda_compat.md section 7).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from rigcheck.core.context import GpuView, NodeView
 from rigcheck.core.cuda_compat import CudaVersion, TorchBuild, Version, parse_version
-from rigcheck.core.lean_dataclass import dataclass, field
 
 
 @dataclass(frozen=True)

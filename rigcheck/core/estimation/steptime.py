@@ -40,12 +40,12 @@ low overlap to the high ones.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from rigcheck.core.estimation.collectives import Collective
 from rigcheck.core.estimation.memory import MemoryInputs, Shards
 from rigcheck.core.estimation.topology import Topology
-from rigcheck.core.lean_dataclass import dataclass, field
 
 
 @dataclass(frozen=True)

@@ -6,10 +6,10 @@ and how big a checkpoint is (docs/research/rules_facts.md STO-1..STO-6).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from rigcheck.core.context import NodeView
-from rigcheck.core.lean_dataclass import dataclass
 from rigcheck.core.models.rig import StorageDevice
 
 MIB = 2**20

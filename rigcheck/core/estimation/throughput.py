@@ -11,6 +11,7 @@ the pessimistic to the optimistic efficiency (``specs/rules/throughput.yaml``).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from rigcheck.core.catalog import GpuSpec
@@ -20,7 +21,6 @@ from rigcheck.core.estimation.memory.quantized import bits_per_weight
 from rigcheck.core.estimation.steptime import StepTime, step_time
 from rigcheck.core.estimation.topology import Topology
 from rigcheck.core.facts import load_rule_facts
-from rigcheck.core.lean_dataclass import dataclass
 
 
 @dataclass(frozen=True)

@@ -17,10 +17,10 @@ apart stays in one node while ``size x stride`` fits in it.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from rigcheck.core.estimation.links import intra_node_link, link_gbit_per_s
-from rigcheck.core.lean_dataclass import dataclass
 
 RDMA_KINDS = ("infiniband", "roce", "efa", "omni-path")
 

@@ -8,7 +8,6 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from rigcheck.core.defaults import empty_list
 from rigcheck.core.fields import (
     ApiVersion,
     Before,
@@ -575,7 +574,7 @@ class ProbeSource(SpecModel):
     tool: str = Field(description="What it was read as: nvidia-smi-xml, nvidia-smi-topo, df, pip-list, ...")
     sha256: str | None = Field(None, description="SHA-256 of the file's bytes.")
     facts: list[str] = Field(
-        default_factory=empty_list,
+        default_factory=list,
         description="The fields filled from it: nodes[0].gpus, nodes[0].gpu_interconnect, probe.topology, ...",
     )
 
@@ -598,17 +597,17 @@ class ProbeInfo(SpecModel):
     torch_arch_list: list[str] | None = Field(
         None, description="torch.cuda.get_arch_list(): the GPU architectures the wheel was built for."
     )
-    gpus: list[ProbedGpu] = Field(default_factory=empty_list)
+    gpus: list[ProbedGpu] = Field(default_factory=list)
     topology: dict[str, dict[str, str]] | None = Field(
         None,
         description="GPU pair -> NVML topology level (internal, single, multiple, hostbridge, node, system) or NVLINK.",
     )
     not_supported: list[str] = Field(
-        default_factory=empty_list, description="NVML calls the device or driver does not support."
+        default_factory=list, description="NVML calls the device or driver does not support."
     )
     notes: list[str] = Field(
         description="What the probe noted while reading (a tool missing, a value unreadable).",
-        default_factory=empty_list,
+        default_factory=list,
     )
     sources: list[ProbeSource] | None = Field(
         None,

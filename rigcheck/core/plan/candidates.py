@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from rigcheck.core.lean_dataclass import dataclass, field
 from rigcheck.core.plan.prices import InstanceOffer, Price, PriceBook
 
 Kind = Literal["rent", "buy", "reference", "given"]

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from rigcheck.core.documents import SpecDocument, parse_spec
 from rigcheck.core.engine import RunOptions, run_checks
 from rigcheck.core.errors import SpecError
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.lean_dataclass import dataclass, field
 from rigcheck.core.plan.candidates import Candidate
 from rigcheck.core.yaml_writer import dump_yaml
 

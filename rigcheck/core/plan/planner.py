@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import date
 from typing import Any, Literal
 
 from rigcheck._version import __version__
 from rigcheck.core.documents import SpecDocument
-from rigcheck.core.lean_dataclass import dataclass
 from rigcheck.core.plan.candidates import (
     MULTI_NODE_COUNTS,
     Candidate,

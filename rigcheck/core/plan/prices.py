@@ -6,11 +6,10 @@ purchase prices (``gpu_prices.yaml``), platform parts and templates, electricity
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import date
 from functools import cache
 from typing import Any
-
-from rigcheck.core.lean_dataclass import dataclass, field
 
 
 @dataclass(frozen=True)

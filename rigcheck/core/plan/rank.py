@@ -13,9 +13,9 @@ without a cost follow them; failing ones are listed last, unranked."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from rigcheck.core.facts import load_rule_facts
-from rigcheck.core.lean_dataclass import dataclass
 from rigcheck.core.numbers import fmt
 from rigcheck.core.plan.evaluate import Outcome
 from rigcheck.core.plan.model import Cost, PlanRow, PriceRecord, Span

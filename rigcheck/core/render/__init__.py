@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
-
-from rigcheck.core.lean_dataclass import dataclass, field
 
 
 @dataclass(frozen=True)

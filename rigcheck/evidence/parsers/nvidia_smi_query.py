@@ -9,9 +9,9 @@ less-indented line above them instead of breaking the parse.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
-from rigcheck.core.lean_dataclass import dataclass, field
 from rigcheck.evidence.model import Evidence, GpuEvidence
 from rigcheck.evidence.parsers.values import flag, integer, number
 

@@ -9,6 +9,7 @@ after the first epoch.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from rigcheck.core.checker import WorkloadOnRigChecker
@@ -17,7 +18,6 @@ from rigcheck.core.estimation.storage import DeviceRates, device_rates, pick_dev
 from rigcheck.core.facts import FactSection
 from rigcheck.core.findings import Finding, Location, Severity
 from rigcheck.core.hookspecs import RegisterChecker, hookimpl
-from rigcheck.core.lean_dataclass import dataclass
 from rigcheck.core.models.workload import Data, Workload
 from rigcheck.core.numbers import fmt
 from rigcheck.core.rules import Rule, RuleDocs

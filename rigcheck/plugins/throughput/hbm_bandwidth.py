@@ -4,6 +4,7 @@ against the workload's targets (estimator in rigcheck.core.estimation.throughput
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from rigcheck.core.checker import Checker
@@ -13,7 +14,6 @@ from rigcheck.core.estimation.targets import against_target
 from rigcheck.core.facts import FactSection
 from rigcheck.core.findings import Finding, Severity
 from rigcheck.core.hookspecs import RegisterChecker, hookimpl
-from rigcheck.core.lean_dataclass import dataclass
 from rigcheck.core.models.workload import Workload
 from rigcheck.core.numbers import fmt
 from rigcheck.core.rules import Rule, RuleDocs

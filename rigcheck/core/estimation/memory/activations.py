@@ -27,11 +27,11 @@ accepts: it keeps fp32 copies of q, k, v and the fp32 ``heads x s x s`` probabil
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from rigcheck.core.estimation.architecture import Architecture
 from rigcheck.core.estimation.memory.flow import Flow
 from rigcheck.core.estimation.memory.inputs import MemoryInputs
-from rigcheck.core.lean_dataclass import dataclass
 
 ATTENTION_INPUT_ROLES = ("q", "k", "v")
 MLP_INPUT_ROLES = ("gate", "up")

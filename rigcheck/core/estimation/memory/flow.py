@@ -16,8 +16,9 @@ Sources: PyTorch ``torch.autocast`` (CUDA op lists in aten/src/ATen/autocast_mod
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rigcheck.core.estimation.memory.inputs import MIXED, TRUE_16, MemoryInputs
-from rigcheck.core.lean_dataclass import dataclass
 
 
 @dataclass(frozen=True)

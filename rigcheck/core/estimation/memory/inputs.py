@@ -3,11 +3,10 @@ builds them from a workload spec, applying the framework's defaults)."""
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from rigcheck.core.estimation.architecture import Architecture
-from rigcheck.core.lean_dataclass import dataclass, field
 
 MIXED = ("16-mixed", "bf16-mixed", "fp8-mixed")
 TRUE_16 = ("bf16-true", "16-true")

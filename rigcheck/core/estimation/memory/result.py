@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from rigcheck.core.estimation.memory.inputs import MemoryInputs
-from rigcheck.core.lean_dataclass import dataclass, field
 
 GIB = 2**30
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.lean_dataclass import dataclass, field
 from rigcheck.core.render import shown_path
 from rigcheck.core.render.escape import escape_text
 from rigcheck.core.taxonomy import rule_family
