@@ -25,6 +25,15 @@ print(json.dumps({"exit_code": code, "modules": sorted(sys.modules)}))
 """
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _filled_cache() -> None:
+    """A run has filled the cache of built-in checkers (rigcheck.core.lazy_checkers), as any run after
+    the first has: the runs timed here see the checkers without importing their modules."""
+    from rigcheck.core.plugin_manager import PluginHost
+
+    PluginHost(autoload=False).load()
+
+
 def imported(*args: str) -> set[str]:
     """The modules loaded by ``rigcheck ARGS`` (sys.modules at exit), run under -X importtime, whose
     timing lines show where the time went when this test fails."""

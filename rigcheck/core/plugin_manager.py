@@ -127,11 +127,16 @@ class PluginHost:
     def _load(self) -> Registry:
         for name in self.blocked:
             self.pm.set_blocked(name)
-        from rigcheck.core.builtin_index import stand_in
+        from rigcheck.core.lazy_checkers import remember, stand_in
 
         for module_name in self.builtins:
-            if module_name not in self.blocked:  # a checker module in the index is imported when it runs
-                plugin = stand_in(module_name) or importlib.import_module(module_name)
+            if (
+                module_name not in self.blocked
+            ):  # a checker module known from the cache is imported when it runs
+                plugin = stand_in(module_name)
+                if plugin is None:
+                    plugin = importlib.import_module(module_name)
+                    remember(module_name, plugin)
                 self._register(plugin, module_name, _rigcheck_version(), True)
         if self.autoload:
             self._load_entry_points()

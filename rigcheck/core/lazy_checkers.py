@@ -1,34 +1,31 @@
-"""The index of the built-in checkers (``rigcheck/plugins/builtin_index.json``): what each checker module
-registers (checker names, their engine attributes and their rules), so that loading the built-in plugins
-imports no checker module. A checker's module is imported the first time the engine runs it, so a
-``check`` without ``--evidence`` never imports the evidence checkers, and ``rigcheck rules`` and
-``rigcheck explain`` import none (docs/performance.md).
+"""Built-in checkers registered without importing their modules: each checker module's checkers (their
+names, engine attributes and rules) are kept as JSON in rigcheck's cache folder (:mod:`rigcheck.core.data_cache`)
+under the SHA-256 of the module's source, written the first time the module is imported and read on
+later runs. A checker's module is then imported the first time the engine runs it, so a ``check``
+without ``--evidence`` never imports the evidence checkers, and ``rigcheck rules`` and ``rigcheck
+explain`` import none (docs/performance.md).
 
-Each module's entry carries the SHA-256 of its source: a module edited since the index was written is
-imported as before, so the index can be out of date but never wrong. ``tests/test_builtin_index.py`` fails
-until it is regenerated: ``python -m rigcheck.core.builtin_index``.
+Nothing is committed: the rules are declared once, in their modules, and what is kept is derived from
+them at run time. An edited module has a new digest, so an entry is never stale; a cache that is off,
+unreadable or missing means the module is imported, as it would be without this.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib
-import json
 import os
-import sys
 from typing import Any
 
 from rigcheck.core.hookspecs import hookimpl
 from rigcheck.core.rules import Rule, RuleDocs
 from rigcheck.core.severity import Severity
 
-FORMAT = 1
-#: The engine's class attributes of a checker, kept in the index (anything else is read from the checker).
+#: Bumped when the shape of an entry changes, so that old entries are not read.
+FORMAT = 2
+#: The engine's class attributes of a checker, kept in an entry (anything else is read from the checker).
 ATTRIBUTES = ("needs_workload", "needs_evidence", "reads_workload", "timeout_s", "physical_build")
 _PLUGINS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "plugins")
-INDEX_PATH = os.path.join(_PLUGINS, "builtin_index.json")
-
-_INDEX: dict[str, Any] | None = None
 
 
 def source_path(module_name: str) -> str:
@@ -45,28 +42,35 @@ def source_digest(module_name: str) -> str | None:
         return None
 
 
-def _index() -> dict[str, Any]:
-    global _INDEX
-    if _INDEX is None:
-        try:
-            with open(INDEX_PATH, encoding="utf-8") as handle:
-                stored = json.load(handle)
-        except (OSError, ValueError):
-            stored = {}
-        modules = (
-            stored.get("modules", []) if isinstance(stored, dict) and stored.get("format") == FORMAT else []
-        )
-        _INDEX = {entry["module"]: entry for entry in modules}
-    return _INDEX
+def _key(digest: str) -> str:
+    return f"checkers{FORMAT}-{digest}"
 
 
 def stand_in(module_name: str) -> Any | None:
     """A plugin object that registers the module's checkers as :class:`LazyChecker` without importing
-    it, or None when the index has no current entry for the module (then import it)."""
-    entry = _index().get(module_name)
-    if entry is None or entry.get("sha256") != source_digest(module_name):
+    it, or None when no entry is kept for the module's current source (then import it and
+    :func:`remember` it)."""
+    from rigcheck.core import data_cache
+
+    digest = source_digest(module_name)
+    checkers = data_cache.get(_key(digest)) if digest is not None else None
+    if not isinstance(checkers, list):
         return None
-    return _StandIn(module_name, entry["checkers"])
+    return _StandIn(module_name, checkers)
+
+
+def remember(module_name: str, module: Any) -> None:
+    """Keep what an imported checker module registers, for the next run's :func:`stand_in`; a module
+    with other hooks (formats, evidence parsers) is not kept: it is imported every time."""
+    from rigcheck.core import data_cache
+
+    digest = source_digest(module_name)
+    if digest is None or data_cache.cache_dir() is None:
+        return
+    hooks = [name for name in dir(module) if name.startswith("rigcheck_")]
+    if hooks != ["rigcheck_checkers"]:
+        return
+    data_cache.put(_key(digest), checkers_of(module))
 
 
 class _StandIn:
@@ -88,8 +92,8 @@ class _StandIn:
 
 
 class LazyChecker:
-    """A built-in checker known from the index; its module is imported when it is first run (or asked
-    for anything the index does not hold)."""
+    """A built-in checker known from its kept entry; its module is imported when it is first run (or
+    asked for anything the entry does not hold)."""
 
     def __init__(self, module_name: str, spec: dict[str, Any]) -> None:
         self._module = module_name
@@ -114,7 +118,7 @@ class LazyChecker:
             self.check = self._real.check  # type: ignore[method-assign]  # later runs call it directly
         return self._real
 
-    def __getattr__(self, attribute: str) -> Any:  # only for what the index does not hold
+    def __getattr__(self, attribute: str) -> Any:  # only for what the entry does not hold
         if attribute.startswith("__") or attribute in ("_module", "_real"):
             raise AttributeError(attribute)
         return getattr(self.load(), attribute)
@@ -134,35 +138,15 @@ def rule_from_dict(data: dict[str, Any]) -> Rule:
     )
 
 
-def build_index() -> dict[str, Any]:
-    """The index, from the checker modules themselves (imports every one)."""
-    from rigcheck.plugins import BUILTIN_PLUGINS
-
-    modules = []
-    for module_name in BUILTIN_PLUGINS:
-        module = importlib.import_module(module_name)
-        hooks = [name for name in dir(module) if name.startswith("rigcheck_")]
-        if hooks != ["rigcheck_checkers"]:
-            continue  # formats, evidence parsers: imported as before
-        found: list[Any] = []
-        module.rigcheck_checkers(register=found.append)
-        checkers = [
-            {
-                "name": checker.name,
-                "attributes": {attribute: getattr(checker, attribute) for attribute in ATTRIBUTES},
-                "rules": [rule.as_dict(resolved=False) for rule in checker.rules],
-            }
-            for checker in found
-        ]
-        modules.append({"module": module_name, "sha256": source_digest(module_name), "checkers": checkers})
-    return {"format": FORMAT, "modules": modules}
-
-
-def index_text() -> str:
-    return json.dumps(build_index(), indent=1, ensure_ascii=False, sort_keys=False) + "\n"
-
-
-if __name__ == "__main__":  # python -m rigcheck.core.builtin_index
-    with open(INDEX_PATH, "w", encoding="utf-8") as handle:
-        handle.write(index_text())
-    print(f"wrote {INDEX_PATH}", file=sys.stderr)
+def checkers_of(module: Any) -> list[dict[str, Any]]:
+    """What the module's ``rigcheck_checkers`` hook registers, as data."""
+    found: list[Any] = []
+    module.rigcheck_checkers(register=found.append)
+    return [
+        {
+            "name": checker.name,
+            "attributes": {attribute: getattr(checker, attribute) for attribute in ATTRIBUTES},
+            "rules": [rule.as_dict(resolved=False) for rule in checker.rules],
+        }
+        for checker in found
+    ]
