@@ -109,7 +109,6 @@ if MODE == "exit-on-import":
 class Evil(Checker):
     name = "evil"
     rules = (RULE,)
-    reads_workload = False
 
     def check(self, ctx):
         if MODE == "sys-exit":

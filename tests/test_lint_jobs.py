@@ -141,7 +141,6 @@ MODE = os.environ.get("JOBS_MODE", "")
 class Jobs(Checker):
     name = "jobs"
     rules = (RULE,)
-    reads_workload = False
 
     def check(self, ctx):
         if MODE == "raise":

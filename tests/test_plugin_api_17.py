@@ -553,7 +553,6 @@ def test_the_documented_attributes_exist() -> None:
         "ctx.evidence",
         "ctx.plugin_config",
         "needs_evidence",
-        "reads_workload",
         "related=",
         "subject=",
     ):
@@ -591,7 +590,7 @@ def test_the_documented_attributes_exist() -> None:
     assert seen["label"] == "2x NVIDIA L40S" and seen["index"] == 0 and seen["evidence"] == []
     assert seen["subject"] == "rig test-rig" and finding.subject == "test-rig / node nodes[0]"
     assert [where.pointer for where in finding.related] == ["/nodes/0"]
-    assert rigcheck.Checker.needs_evidence is False and rigcheck.Checker.reads_workload is True
+    assert rigcheck.Checker.needs_evidence is False
 
 
 def test_find_label_reads_both_spellings() -> None:

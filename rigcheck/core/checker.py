@@ -43,9 +43,6 @@ class Checker:
     needs_workload: ClassVar[bool] = False
     #: True when the checker compares measured evidence (``--evidence``) with the rig (skipped without).
     needs_evidence: ClassVar[bool] = False
-    #: False when the checker never reads the workload: ``rigcheck lint`` then runs it once per rig, not
-    #: again for every workload paired with the rig (its findings would be the same).
-    reads_workload: ClassVar[bool] = True
     #: Seconds before the engine gives up on this checker (``None``: the engine's default).
     timeout_s: ClassVar[float | None] = None
     #: True when the rules concern how a machine is built (power supplies, wall circuits, the case, slots,

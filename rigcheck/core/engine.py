@@ -61,9 +61,6 @@ class RunOptions:
     ignore: tuple[str, ...] = ()
     fail_on: Severity = Severity.FAIL
     timeout_s: float = DEFAULT_TIMEOUT_S
-    #: rigcheck lint, for a rig + workload pair: leave out checkers that never read the workload (their
-    #: findings come from the rig's own run).
-    skip_rig_only: bool = False
     #: Thresholds from a project config: ``{"power.sustained.warn_above_fraction": (0.85, origin)}``.
     fact_overrides: Mapping[str, tuple[Any, str]] = field(default_factory=dict)
     #: Run third-party checkers in child processes (``--isolate-plugins``; rigcheck.core.sandbox).
@@ -359,8 +356,6 @@ def _skip_reason(
         return "deselected", "none of its rules is selected"
     if getattr(checker, "needs_workload", False) and ctx.workload_doc is None:
         return "skipped", "needs a workload; only a rig was given"
-    if options.skip_rig_only and not getattr(checker, "reads_workload", True):
-        return "skipped", "rig-only: reported with the rig"
     if getattr(checker, "physical_build", False):
         if not hosted:
             hosted.append(bool(ctx.nodes) and all(node.hosted for node in ctx.nodes))

@@ -22,9 +22,9 @@ from rigcheck.core.rules import Rule, RuleDocs
 from rigcheck.core.severity import Severity
 
 #: Bumped when the shape of an entry changes, so that old entries are not read.
-FORMAT = 2
+FORMAT = 3
 #: The engine's class attributes of a checker, kept in an entry (anything else is read from the checker).
-ATTRIBUTES = ("needs_workload", "needs_evidence", "reads_workload", "timeout_s", "physical_build")
+ATTRIBUTES = ("needs_workload", "needs_evidence", "timeout_s", "physical_build")
 _PLUGINS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "plugins")
 
 

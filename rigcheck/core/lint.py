@@ -13,7 +13,7 @@ import glob
 import os
 import time
 from collections.abc import Generator, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,6 @@ from rigcheck.core.finding_store import (
     Row,
     Tally,
     pack_one,
-    row_checker,
     row_file,
     row_key,
     unpack_one,
@@ -150,10 +149,6 @@ class Pipeline:
         return finding.with_changes(severity=Severity(overrides[best]), evidence=evidence)
 
 
-#: Why a pair's run left a checker to its rig's own run (rigcheck.core.engine).
-RIG_ONLY = "rig-only: reported with the rig"
-
-
 @dataclass
 class _Broken:
     """A spec file that does not load, named by a run (``runs_on``, the config's pairs and matrix): the
@@ -176,12 +171,8 @@ class _Run:
     workload: SpecDocument | SpecSummary | _Broken | None
     #: Measured evidence to check with the rig (``rigcheck check --evidence``).
     evidence: tuple[Any, ...] = ()
-    #: A pair whose rig has its own run in the same lint leaves the rig-only checkers to that run (their
-    #: findings are listed once, with the rig); a pair without one (``check``) runs every checker.
-    leaves_rig_only: bool = False
-    #: The checkers that ran, and those left to the rig's own run (shared between runs that agree).
+    #: The checkers that ran (shared between runs that agree).
     ran: frozenset[str] = frozenset()
-    left: frozenset[str] = frozenset()
 
     @property
     def subject(self) -> str:
@@ -220,7 +211,7 @@ def lint(paths: Sequence[str], pipeline: Pipeline) -> Report:
     for rig, workload in pairs:
         if (id(rig), id(workload)) not in seen_pairs:
             seen_pairs.add((id(rig), id(workload)))
-            runs.append(_Run(rig, workload, leaves_rig_only=True))
+            runs.append(_Run(rig, workload))
     named = {id(doc) for run in runs for doc in (run.rig, run.workload)}
     spec_folders = {os.path.dirname(key) for key in (*documents, *broken)}
     findings: list[Finding] = []
@@ -269,7 +260,7 @@ class Checked:
 
     findings: FindingChain
     records: RunRecords
-    totals: _Totals
+    totals: CheckerTotals
     problems: list[Problem]
     check_ms: float
 
@@ -290,7 +281,7 @@ def check_runs(
     problems, checked = FindingStore(render=pipeline.chunk_text), FindingStore(render=pipeline.chunk_text)
     for finding in file_findings:  # the files' own problems, found while loading
         finisher.keep(finisher.take(finding), problems)
-    totals = _Totals()
+    totals = CheckerTotals()
     with collector_paused():  # the runs make few reference cycles; generation-0 passes cost 8%
         records, broken = _check_runs(runs, pipeline, totals, finisher, checked, numbered)
     # Each file -> the codes of the rules that ran on it (SUP002): shared sets, one per combination of
@@ -393,7 +384,7 @@ class _Finisher:
 def _check_runs(
     runs: list[_Run],
     pipeline: Pipeline,
-    totals: _Totals,
+    totals: CheckerTotals,
     finisher: _Finisher,
     checked: FindingStore,
     numbered: bool,
@@ -408,28 +399,21 @@ def _check_runs(
     runs are checked in forked worker processes (:func:`_outcomes`) and taken here in run order, exactly
     as if they had been checked here; a run without an outcome (a worker that died) is checked here."""
     options = pipeline.options
-    pair_options = replace(options, skip_rig_only=True)
     records = RunRecords()
     broken: list[Problem] = []
-    # id(rig) -> its alone run's tallies by checker, kept only for the rigs that have pairs
-    alone: dict[int, dict[str, Tally]] = {}
-    rig_only: dict[tuple[int, int], Tally] = {}  # (id(rig), id(checkers left to it)) -> their tally
     # file -> the findings listed once for every run that reads the file: a rig's own (its alone run's
     # findings at its file) and a broken spec's problems; a later run counts them without listing them
     listed: dict[str, set[tuple[Any, ...]]] = {}
-    paired = {id(run.rig) for run in runs if run.leaves_rig_only}
     last_run: dict[str, int] = {}  # spec path -> the index of the last run that reads it
     for index, run in enumerate(runs):
         for path in _paths(run):
             last_run[path] = index
-    outcomes = _outcomes(runs, pipeline, options, pair_options, finisher, numbered)
+    outcomes = _outcomes(runs, pipeline, options, finisher, numbered)
     try:
         for index, run in enumerate(runs):
             outcome = next(outcomes)
             if outcome is None:
-                outcome = _check_one(
-                    index if numbered else None, run, pipeline, options, pair_options, finisher
-                )
+                outcome = _check_one(index if numbered else None, run, pipeline, options, finisher)
             rows, statuses, found = outcome
             if found is not None:  # an unknown GPU, a bad model preset: the run's own findings
                 broken.extend(found)
@@ -438,12 +422,8 @@ def _check_runs(
                     kept = finisher.prepare(finding, selected=True)
                     if kept is not None:
                         rows.append(pack_one(kept, run=index if numbered else None))
-            run.ran, run.left = totals.add(statuses)
+            run.ran = totals.add(statuses)
             own = Tally()
-            rig_id = id(run.rig)
-            alone_run = run.workload is None and rig_id in paired and rig_id not in alone
-            # a rig's own run, by checker: its pairs count the rig-only checkers' findings too
-            by_checker: dict[str, Tally] | None = {} if alone_run else None
             files = _paths(run)
             here: set[tuple[Any, ...]] = set()
             for prepared in rows:
@@ -453,12 +433,6 @@ def _check_runs(
                     continue  # the same finding twice in one run: said and counted once
                 here.add((file, *key))
                 own.add_row(row)
-                if by_checker is not None:
-                    checker = row_checker(row)
-                    tally = by_checker.get(checker)
-                    if tally is None:
-                        tally = by_checker[checker] = Tally()
-                    tally.add_row(row)
                 if file in files:
                     known = listed.get(file)
                     if known is not None and key in known:
@@ -466,10 +440,6 @@ def _check_runs(
                     if found is not None or (run.workload is None and file == run.rig.path):
                         listed.setdefault(file, set()).add(key)
                 finisher.folder.add(row, checked)
-            if by_checker is not None:
-                alone[rig_id] = by_checker
-            if run.leaves_rig_only and rig_id in alone:
-                own.merge(_left_to_rig(alone[rig_id], run.left, rig_id, rig_only))
             _record(run, own, records)
             _forget_done(runs, index, last_run, listed)
     finally:
@@ -492,25 +462,8 @@ def _forget_done(runs: list[_Run], index: int, last_run: dict[str, int], listed:
     runs[index] = _Run(
         run.rig.summary() if isinstance(run.rig, SpecDocument) else run.rig,
         run.workload.summary() if isinstance(run.workload, SpecDocument) else run.workload,
-        leaves_rig_only=run.leaves_rig_only,
         ran=run.ran,
-        left=run.left,
     )
-
-
-def _left_to_rig(
-    by_checker: dict[str, Tally], left: frozenset[str], rig: int, cache: dict[tuple[int, int], Tally]
-) -> Tally:
-    """The findings of the rig's own run from the checkers a pair left to it (rig-only checkers), added
-    up once per rig and set of checkers (the sets are shared: :meth:`_Totals.add`)."""
-    key = (rig, id(left))
-    tally = cache.get(key)
-    if tally is None:
-        tally = cache[key] = Tally()
-        for checker, counted in by_checker.items():
-            if checker in left:
-                tally.merge(counted)
-    return tally
 
 
 def _record(run: _Run, own: Tally, records: RunRecords) -> None:
@@ -542,7 +495,6 @@ def _check_one(
     run: _Run,
     pipeline: Pipeline,
     options: RunOptions,
-    pair_options: RunOptions,
     finisher: _Finisher,
 ) -> _Outcome:
     """Check ``run``; its findings carry ``index`` (the run's in a lint, None in a check) and are
@@ -558,7 +510,7 @@ def _check_one(
             workload,
             pipeline.registry,
             pipeline.catalog,
-            pair_options if run.leaves_rig_only else options,
+            options,
             evidence=run.evidence,
         )
     except SpecError as exc:
@@ -576,7 +528,6 @@ def _outcomes(
     runs: Sequence[_Run],
     pipeline: Pipeline,
     options: RunOptions,
-    pair_options: RunOptions,
     finisher: _Finisher,
     numbered: bool,
 ) -> Generator[_Outcome | None, None, None]:
@@ -586,7 +537,7 @@ def _outcomes(
     fill are then inherited, not built again in each worker."""
 
     def check(index: int) -> _Outcome:
-        return _check_one(index if numbered else None, runs[index], pipeline, options, pair_options, finisher)
+        return _check_one(index if numbered else None, runs[index], pipeline, options, finisher)
 
     first_pair = next((index for index, run in enumerate(runs) if run.workload is not None), None)
     return lint_workers.outcomes(
@@ -604,16 +555,15 @@ def _outcomes(
 _FAULTS = ("crashed", "timed-out")
 
 
-class _Totals:
+class CheckerTotals:
     """Each checker's status over all runs, added up as the runs end (no per-run records kept)."""
 
     def __init__(self) -> None:
         self.checkers: dict[str, CheckerStatus] = {}
         self._sets: dict[frozenset[str], frozenset[str]] = {}
 
-    def add(self, statuses: Sequence[StatusSlots]) -> tuple[frozenset[str], frozenset[str]]:
-        """Add one run's statuses (as :meth:`CheckerStatus.slots`); the names of its checkers that ran,
-        and of those it left to the rig."""
+    def add(self, statuses: Sequence[StatusSlots]) -> frozenset[str]:
+        """Add one run's statuses (as :meth:`CheckerStatus.slots`); the names of its checkers that ran."""
         checkers = self.checkers
         for slots in statuses:
             name, _, state, findings, duration_ms, reason = slots
@@ -632,8 +582,7 @@ class _Totals:
             known.findings += findings
             known.duration_ms += duration_ms
         ran = frozenset(slots[0] for slots in statuses if slots[2] == "ran")
-        left = frozenset(slots[0] for slots in statuses if slots[5] == RIG_ONLY)
-        return self._sets.setdefault(ran, ran), self._sets.setdefault(left, left)
+        return self._sets.setdefault(ran, ran)
 
     def records(self) -> list[CheckerRun]:
         """The report's ``checkers[]``: each checker's status, its findings and its time over all runs."""
@@ -874,7 +823,7 @@ def _report(
     findings: FindingChain,
     records: RunRecords,
     runs: Sequence[_Run],
-    totals: _Totals,
+    totals: CheckerTotals,
     documents: Sequence[SpecSummary],
     pipeline: Pipeline,
     load_ms: float,

@@ -54,7 +54,6 @@ ARCH = Rule(
 class CudaArchSupportChecker(PerGpuTypeChecker):
     name = "cuda.architecture"
     rules = (ARCH,)
-    reads_workload = False
 
     def check_gpu(self, ctx: CheckContext, node: NodeView, gpu: GpuView) -> Iterator[Finding]:
         if gpu not in cuda_gpus(node):

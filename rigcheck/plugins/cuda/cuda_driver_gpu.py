@@ -44,7 +44,6 @@ DRIVER_GPU = Rule(
 class CudaDriverGpuChecker(PerGpuTypeChecker):
     name = "cuda.driver-gpu"
     rules = (DRIVER_GPU,)
-    reads_workload = False
 
     def check_gpu(self, ctx: CheckContext, node: NodeView, gpu: GpuView) -> Iterator[Finding]:
         if gpu not in cuda_gpus(node):

@@ -53,7 +53,6 @@ RUNTIME_DRIVER = Rule(
 class CudaRuntimeDriverChecker(PerNodeChecker):
     name = "cuda.runtime-driver"
     rules = (RUNTIME_DRIVER,)
-    reads_workload = False
 
     def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
         tables = cuda_tables()

@@ -42,7 +42,6 @@ MATCH = Rule(
 class NvccTorchMatchChecker(PerNodeChecker):
     name = "cuda.nvcc-torch"
     rules = (MATCH,)
-    reads_workload = False
 
     def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
         if not any(gpu.facts.vendor == "nvidia" for gpu in node.gpus):

@@ -48,7 +48,6 @@ KERNELS = Rule(
 class TorchWheelKernelsChecker(PerNodeChecker):
     name = "cuda.torch-wheel"
     rules = (KERNELS,)
-    reads_workload = False
 
     def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
         tables = cuda_tables()

@@ -36,7 +36,6 @@ LANES = Rule(
 class PcieLanesChecker(PerNodeChecker):
     name = "interconnect.pcie-lanes"
     rules = (LANES,)
-    reads_workload = False
 
     def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
         section = ctx.facts("platform")["pcie_lanes"]

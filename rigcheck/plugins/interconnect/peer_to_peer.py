@@ -57,7 +57,6 @@ BRIDGE = Rule(
 class PeerToPeerChecker(PerNodeChecker):
     name = "interconnect.peer-to-peer"
     rules = (NO_P2P, BRIDGE)
-    reads_workload = False
 
     def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
         if node.gpus_per_node < 2:

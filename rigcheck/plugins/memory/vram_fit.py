@@ -198,11 +198,10 @@ class VramFitChecker(Checker):
         )
 
     def _fit(self, ctx: CheckContext, node: NodeView, gpu: GpuView) -> Iterator[Finding]:
-        """MEM001 and MEM003 on one GPU type: the search for fixes only when MEM001 is reported."""
+        """MEM001 and MEM003 on one GPU type."""
         estimate = ctx.estimate_for(node, gpu)
         subject = f"{ctx.subject} on {gpu.facts.name}"
-        if ctx.selected(VRAM_FIT.code):
-            yield self._vram_fit(ctx, node, gpu, estimate, subject)
+        yield self._vram_fit(ctx, node, gpu, estimate, subject)
         yield from self._host(ctx, node, estimate.memory, subject)
 
     def _vram_fit(

@@ -49,7 +49,6 @@ def _branch(driver: str) -> int | None:
 class GpuDirectRdmaChecker(PerNodeChecker):
     name = "network.gpudirect-rdma"
     rules = (GDR,)
-    reads_workload = False
     gpu_nodes_only = True
 
     def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:

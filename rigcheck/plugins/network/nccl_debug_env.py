@@ -52,7 +52,6 @@ def _is_set(value: object) -> bool:
 class NcclDebugEnvChecker(PerNodeChecker):
     name = "network.nccl-debug-env"
     rules = (DEBUG_SWITCHES,)
-    reads_workload = False
     gpu_nodes_only = True
 
     def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:

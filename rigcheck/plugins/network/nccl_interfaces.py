@@ -55,7 +55,6 @@ def _hca_names(node: NodeView) -> list[str]:
 class NcclInterfacesChecker(PerNodeChecker):
     name = "network.nccl-interfaces"
     rules = (INTERFACES,)
-    reads_workload = False
     gpu_nodes_only = True
 
     def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:

@@ -49,7 +49,6 @@ class NodeSubnetsChecker(Checker):
 
     name = "network.subnets"
     rules = (SUBNETS,)
-    reads_workload = False
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         groups = [(node, _subnets(node)) for node in ctx.nodes if node.gpus]

@@ -67,7 +67,6 @@ class GpuClearanceChecker(Checker):
     name = "platform.gpu-clearance"
     rules = (GPU_LENGTH, GPU_HEIGHT)
     physical_build = True
-    reads_workload = False
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         yield from self._lengths(ctx)

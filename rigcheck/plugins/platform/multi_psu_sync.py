@@ -33,7 +33,6 @@ class MultiPsuSyncChecker(PerNodeChecker):
     name = "platform.multi-psu-sync"
     rules = (SYNC,)
     physical_build = True
-    reads_workload = False
 
     def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
         psus = node.spec.psu or []

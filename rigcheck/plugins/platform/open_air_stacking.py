@@ -39,7 +39,6 @@ class OpenAirStackingChecker(PerNodeChecker):
     name = "platform.open-air-stacking"
     rules = (STACKING,)
     physical_build = True
-    reads_workload = False
 
     def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
         section = ctx.facts("platform")["open_air_stacking"]

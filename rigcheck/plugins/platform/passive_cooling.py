@@ -36,7 +36,6 @@ class PassiveCoolingChecker(PerNodeChecker):
     name = "platform.passive-cooling"
     rules = (PASSIVE,)
     physical_build = True
-    reads_workload = False
 
     def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
         section = ctx.facts("platform")["passive_cooling"]

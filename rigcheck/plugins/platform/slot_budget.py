@@ -64,7 +64,6 @@ class SlotBudgetChecker(PerNodeChecker):
     name = "platform.slot-budget"
     rules = (SLOTS,)
     physical_build = True
-    reads_workload = False
 
     def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
         tolerance_mm = float(ctx.facts("platform")["gpu_slots"]["reference_length_tolerance_mm"])

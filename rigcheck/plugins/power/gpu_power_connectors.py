@@ -58,7 +58,6 @@ class GpuPowerConnectorChecker(PerNodeChecker):
     name = "power.gpu-connectors"
     rules = (CONNECTORS,)
     physical_build = True
-    reads_workload = False
 
     def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
         table = ctx.facts("power")["connectors"]

@@ -36,7 +36,6 @@ class PsuRedundancyChecker(PerNodeChecker):
     name = "power.psu-redundancy"
     rules = (REDUNDANCY,)
     physical_build = True
-    reads_workload = False
 
     def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
         subject = ctx.node_subject(node)

@@ -55,7 +55,6 @@ class PsuSustainedChecker(PerNodeChecker):
     name = "power.psu-sustained"
     rules = (PSU_LOAD,)
     physical_build = True
-    reads_workload = False
 
     def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
         facts = ctx.facts("power")

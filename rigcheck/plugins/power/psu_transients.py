@@ -62,7 +62,6 @@ class PsuTransientChecker(PerNodeChecker):
     name = "power.psu-transients"
     rules = (TRANSIENTS,)
     physical_build = True
-    reads_workload = False
 
     def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
         facts = ctx.facts("power")

@@ -49,7 +49,6 @@ class WallCircuitChecker(Checker):
     name = "power.wall-circuit"
     rules = (CIRCUIT,)
     physical_build = True
-    reads_workload = False
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         facts = ctx.facts("power")
