@@ -31,6 +31,8 @@ from rigcheck.core.estimation.throughput import matmul_params
 from rigcheck.core.facts import load_rule_facts
 
 FACTS = load_rule_facts("memory")
+#: vLLM's default share of the GPU, from the data (memory.yaml)
+VLLM_SHARE = float(FACTS["inference"]["vllm_gpu_memory_utilization"])
 
 
 def preset(name: str, **changes: Any) -> Architecture:
@@ -627,7 +629,7 @@ def test_largest_micro_batch_and_find_fixes() -> None:
     assert not fits(estimate_memory(replace(inputs, micro_batch=largest + 1)))
 
     assert not fits(estimate_memory(inputs))
-    fixes = find_fixes(inputs, fits, Limits(gpus=1, gpus_per_node=1), limit=10)
+    fixes = find_fixes(inputs, fits, Limits(gpus=1, gpus_per_node=1, utilization=VLLM_SHARE), limit=10)
     assert fixes
     for fix in fixes:  # each verified: re-estimated from its changes, it fits
         assert fits(estimate_memory(replace(inputs, **fix.changes))), fix.description
@@ -767,7 +769,7 @@ def test_a_search_with_a_ceiling_finds_the_same_fixes() -> None:
     def ceiling_of(inputs: MemoryInputs) -> float | None:
         return pass_ceiling(inputs, usable, FACTS)
 
-    limits = Limits(gpus=2, gpus_per_node=2, host_gib_per_node=128)
+    limits = Limits(gpus=2, gpus_per_node=2, host_gib_per_node=128, utilization=VLLM_SHARE)
     for settings in FLOOR_GRID:
         inputs = MemoryInputs(preset("llama-2-7b"), **settings)  # type: ignore[arg-type]
         found, counts = [], []
@@ -896,7 +898,7 @@ def test_the_search_finds_the_cheapest_fixes(usable_gib: int) -> None:
     def ceiling_of(inputs: MemoryInputs) -> float | None:
         return pass_ceiling(inputs, usable, FACTS)
 
-    limits = Limits(gpus=4, gpus_per_node=4, host_gib_per_node=256)
+    limits = Limits(gpus=4, gpus_per_node=4, host_gib_per_node=256, utilization=VLLM_SHARE)
     searched = 0
     for settings in FLOOR_GRID:
         inputs = MemoryInputs(preset("llama-2-7b"), **settings)  # type: ignore[arg-type]
@@ -926,7 +928,7 @@ def test_the_search_finds_the_cheapest_fixes_for_serving(usable_gib: int) -> Non
     def fits(estimate: MemoryEstimate) -> bool:
         return fit_verdict(estimate, usable, FACTS).severity == "pass"
 
-    limits = Limits(gpus=2, gpus_per_node=2)
+    limits = Limits(gpus=2, gpus_per_node=2, utilization=VLLM_SHARE)
     searched = 0
     for concurrency, context in ((64, 8192), (8, 32768), (256, 4096), (1, 16384)):
         inputs = MemoryInputs(
@@ -966,7 +968,7 @@ def test_a_micro_batch_that_fits_at_no_value_alone_joins_other_changes() -> None
     )
     alone = [inputs.changed(micro_batch=1, grad_accum=6), inputs.changed(activation_checkpointing="full")]
     assert not any(fits(estimate_memory(changed)) for changed in [inputs, *alone])
-    limits = Limits(gpus=1, gpus_per_node=1, host_gib_per_node=64)
+    limits = Limits(gpus=1, gpus_per_node=1, host_gib_per_node=64, utilization=VLLM_SHARE)
     found = find_fixes(inputs, fits, limits, facts=FACTS, ceiling=lambda i: pass_ceiling(i, usable, FACTS))
     assert found
     combined = [fix for fix in found if "micro_batch" in fix.changes and len(fix.changes) > 2]

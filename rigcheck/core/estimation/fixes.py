@@ -31,7 +31,9 @@ class Limits:
     host_gib_per_node: float | None = None
     usable: float = 0.0  # bytes of the GPU (vLLM's share is taken of it)
     outside: float = 0.0  # vLLM: bytes beside its share (context, CUDA graphs)
-    utilization: float = 0.9  # vLLM's default share
+    #: vLLM's share of the GPU when the workload does not set one (memory.yaml's
+    #: inference.vllm_gpu_memory_utilization)
+    utilization: float = field(kw_only=True)
 
 
 @dataclass(frozen=True)

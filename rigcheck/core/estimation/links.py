@@ -40,10 +40,12 @@ def _tables() -> dict[str, Any]:
 
 
 def pcie_x16_gbps(gen: int) -> float:
+    """A PCIe generation's x16 rate per direction, GB/s (specs/hardware/interconnects.yaml, NET-8; the
+    table holds every generation the rig schema accepts)."""
     for row in _tables()["pcie_generations"]:
         if int(row["gen"]) == gen:
             return float(row["x16_unidirectional_gbps"])
-    return 15.75 * 2 ** (gen - 3)  # each generation doubles the rate (NET-8)
+    raise ValueError(f"PCIe generation {gen} is not in specs/hardware/interconnects.yaml")
 
 
 def bridge_gbps(gpu_id: str) -> float | None:

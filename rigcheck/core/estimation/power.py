@@ -86,7 +86,8 @@ class NodePower:
     psus: tuple[PsuGroup, ...] = field(default=())
     cpu_boost_w: float | None = None  # PL2 / PPT, for spikes
     platform_why: str = ""
-    input_efficiency: float = 0.94  # DC = max_w x this: the PSUs' efficiency at half load
+    #: DC = max_w x this: the PSUs' efficiency at half load, else power.yaml's vendor_input_efficiency
+    input_efficiency: float = field(kw_only=True)
 
     @property
     def sustained_w(self) -> float:
@@ -205,7 +206,7 @@ def node_power(node: NodeView, facts: Mapping[str, Any]) -> NodePower:
         tuple(psus),
         float(boost) if boost is not None else cpu_w,
         why,
-        input_efficiency,
+        input_efficiency=input_efficiency,
     )
 
 
@@ -261,8 +262,9 @@ def power_limit_fix(power: NodePower, target_dc_w: float, facts: Mapping[str, An
     settings = ", ".join(
         dict.fromkeys(f"nvidia-smi -pl {int(g.watts * fraction)} on the {g.label}" for g in power.gpus)
     )
-    if fraction >= 0.8:
-        cost = f"about {float(table['speed_loss_at_80_percent']):.0%} slower or less"
+    loss = float(table["speed_loss_at_measured"])
+    if fraction >= float(table["measured_fraction"]):
+        cost = f"about {loss:.0%} slower or less"
     else:
-        cost = "more than 5% slower; measure your workload"
+        cost = f"more than {loss:.0%} slower; measure your workload"
     return f"{settings} ({fraction:.0%} of the current limit; {cost}, PSU-11)"

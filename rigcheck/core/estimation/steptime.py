@@ -172,9 +172,7 @@ def hfu_for(
     basis = f"framework {framework}" if key != "default" else "no framework named"
     if factor != 1.0:
         basis += f", x {factor:g} for {generation}" + (" at fp8" if precision in table["precision"] else "")
-    return Efficiency(
-        default, default * float(ranges["low"]), min(0.9, default * float(ranges["high"])), basis
-    )
+    return Efficiency(default, default * float(ranges["low"]), default * float(ranges["high"]), basis)
 
 
 def _bytes(precision: str) -> int:

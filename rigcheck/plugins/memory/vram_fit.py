@@ -37,7 +37,8 @@ VRAM_FIT = Rule(
         "the CUDA context), at the moment of the step where it peaks, with a range from the estimator's measured "
         "accuracy. Fails when even the low end of the range does not fit the GPU's usable VRAM (or the estimate "
         "reaches it), warns when the range straddles it, passes when its high end fits. For vLLM the budget is "
-        "the engine's share of the card (gpu_memory_utilization, 0.9 by default), and the CUDA graphs and context "
+        "the engine's share of the card (gpu_memory_utilization, "
+        "{facts:memory.inference.vllm_gpu_memory_utilization} by default), and the CUDA graphs and context "
         "it keeps beside that share must fit in the rest.",
         why="Out-of-memory errors are the most common way a planned run fails, and the public calculators miss "
         "by 20-50% once sequence length, attention kernel, LoRA or the vocabulary size matter: `accelerate "
@@ -377,6 +378,7 @@ def _limits(ctx: CheckContext, node: NodeView) -> Limits:
         gpus_per_node=node.gpus_per_node,
         fixed_gpus=any(view.spec.instance for view in ctx.nodes),
         host_gib_per_node=float(node.spec.memory_gib) if node.spec.memory_gib is not None else None,
+        utilization=float(ctx.facts("memory")["inference"]["vllm_gpu_memory_utilization"]),
     )
 
 
