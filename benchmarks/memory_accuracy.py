@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rigcheck.core.loader import load_yaml_file  # noqa: E402
+from rigcheck.core.spec.loader import load_yaml_file  # noqa: E402
 from tests.memory_cases import all_results, error_band, summary, table  # noqa: E402
 from tests.traced_grid import grid_results, grid_summary, grid_table  # noqa: E402
 

@@ -21,11 +21,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from rigcheck.core.documents import load_spec  # noqa: E402
-from rigcheck.core.engine import build_catalog  # noqa: E402
+from rigcheck.core.engine.engine import build_catalog  # noqa: E402
+from rigcheck.core.engine.plugin_manager import PluginHost  # noqa: E402
 from rigcheck.core.plan.planner import PlanRequest, make_plan  # noqa: E402
-from rigcheck.core.plugin_manager import PluginHost  # noqa: E402
-from rigcheck.core.yaml_writer import dump_yaml  # noqa: E402
+from rigcheck.core.spec.documents import load_spec  # noqa: E402
+from rigcheck.core.spec.yaml_writer import dump_yaml  # noqa: E402
 
 SETS = {
     "rent, one GPU model (A10G)": {"mode": "rent", "gpus": ("a10g",), "references": False},

@@ -52,7 +52,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from generate import cluster_text, write_repo  # noqa: E402
 
-from rigcheck.core.cpus import usable_cpus  # noqa: E402
+from rigcheck.core.lint.cpus import usable_cpus  # noqa: E402
 
 PAIR = (REPO / "specs" / "rigs" / "home-2x3090.yaml", REPO / "specs" / "workloads" / "qwen-1.8b-lora.yaml")
 FLOOR = (
@@ -247,7 +247,7 @@ def benchmark(runs: int, quick: bool, only: str | None = None) -> list[Timing]:
 
 def cpu_text() -> str:
     """The machine's CPUs, and those this process may use where fewer (``taskset``, a cgroup quota:
-    what ``lint --jobs`` defaults to, :func:`rigcheck.core.cpus.usable_cpus`)."""
+    what ``lint --jobs`` defaults to, :func:`rigcheck.core.lint.cpus.usable_cpus`)."""
     usable = usable_cpus()
     total = os.cpu_count() or usable
     return f"{total} CPUs" if usable == total else f"{total} CPUs, {usable} usable"
@@ -456,7 +456,9 @@ def table(results: list[Timing]) -> str:
                 f"{many.peak_mib / lint.peak_mib:.2f}x",
                 many.peak_mib < 150,
             )
-    yamllint_many = next((t for t in results if t.label.startswith("yamllint,") and "files" in t.label), None)
+    yamllint_many = next(
+        (t for t in results if t.label.startswith("yamllint, ") and t.label.split()[1].isdigit()), None
+    )  # "yamllint, 2000 files", not "yamllint, the 2 files"
     if lint and yamllint_many:  # issue 45: the machine's CPU, worker processes included
         ratio = lint.cpu_seconds / yamllint_many.cpu_seconds
         row(

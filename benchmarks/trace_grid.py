@@ -315,7 +315,7 @@ def grid() -> dict[str, dict[str, Any]]:
 def workload_document(case_id: str, spec: dict[str, Any]) -> Any:
     import json
 
-    from rigcheck.core.documents import parse_spec
+    from rigcheck.core.spec.documents import parse_spec
 
     lines = ["apiVersion: rigcheck/v1", "kind: Workload", f"name: {case_id}"]
     lines += [f"{key}: {json.dumps(value)}" for key, value in spec.items()]
@@ -323,8 +323,8 @@ def workload_document(case_id: str, spec: dict[str, Any]) -> Any:
 
 
 def resolved_inputs(case_id: str, spec: dict[str, Any]) -> Any:
-    from rigcheck.core.estimate import memory_inputs
-    from rigcheck.core.estimation.architecture import resolve_architecture
+    from rigcheck.core.estimate.architecture import resolve_architecture
+    from rigcheck.core.estimate.estimate import memory_inputs
 
     document = workload_document(case_id, spec)
     arch = resolve_architecture(document.model.model, document=document)

@@ -17,27 +17,27 @@ from typing import TYPE_CHECKING, Any
 from rigcheck._version import __plugin_api__, __version__
 
 _PUBLIC = {
-    "hookimpl": "rigcheck.core.hookspecs",
-    "Checker": "rigcheck.core.checker",
-    "PerNodeChecker": "rigcheck.core.checker",
-    "PerGpuTypeChecker": "rigcheck.core.checker",
-    "WorkloadOnRigChecker": "rigcheck.core.checker",
-    "EvidenceChecker": "rigcheck.core.checker",
-    "Rule": "rigcheck.core.rules",
-    "RuleDocs": "rigcheck.core.rules",
-    "Finding": "rigcheck.core.findings",
-    "Severity": "rigcheck.core.findings",
-    "Location": "rigcheck.core.findings",
-    "Suppression": "rigcheck.core.findings",
-    "CheckContext": "rigcheck.core.context",
-    "NodeView": "rigcheck.core.context",
-    "GpuView": "rigcheck.core.context",
-    "Rig": "rigcheck.core.models.rig",
-    "Workload": "rigcheck.core.models.workload",
-    "GpuSpec": "rigcheck.core.catalog",
-    "estimate_workload": "rigcheck.core.estimate",
-    "SpecError": "rigcheck.core.errors",
-    "find_label": "rigcheck.core.labels",
+    "hookimpl": "rigcheck.core.engine.hookspecs",
+    "Checker": "rigcheck.core.engine.checker",
+    "PerNodeChecker": "rigcheck.core.engine.checker",
+    "PerGpuTypeChecker": "rigcheck.core.engine.checker",
+    "WorkloadOnRigChecker": "rigcheck.core.engine.checker",
+    "EvidenceChecker": "rigcheck.core.engine.checker",
+    "Rule": "rigcheck.core.engine.rules",
+    "RuleDocs": "rigcheck.core.engine.rules",
+    "Finding": "rigcheck.core.engine.findings",
+    "Severity": "rigcheck.core.engine.findings",
+    "Location": "rigcheck.core.engine.findings",
+    "Suppression": "rigcheck.core.engine.findings",
+    "CheckContext": "rigcheck.core.engine.context",
+    "NodeView": "rigcheck.core.engine.context",
+    "GpuView": "rigcheck.core.engine.context",
+    "Rig": "rigcheck.core.spec.models.rig",
+    "Workload": "rigcheck.core.spec.models.workload",
+    "GpuSpec": "rigcheck.core.catalog.catalog",
+    "estimate_workload": "rigcheck.core.estimate.estimate",
+    "SpecError": "rigcheck.core.engine.errors",
+    "find_label": "rigcheck.core.spec.labels",
 }
 
 __all__ = [
@@ -67,23 +67,23 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from rigcheck.core.catalog import GpuSpec
-    from rigcheck.core.checker import (
+    from rigcheck.core.catalog.catalog import GpuSpec
+    from rigcheck.core.engine.checker import (
         Checker,
         EvidenceChecker,
         PerGpuTypeChecker,
         PerNodeChecker,
         WorkloadOnRigChecker,
     )
-    from rigcheck.core.context import CheckContext, GpuView, NodeView
-    from rigcheck.core.errors import SpecError
-    from rigcheck.core.estimate import estimate_workload
-    from rigcheck.core.findings import Finding, Location, Severity, Suppression
-    from rigcheck.core.hookspecs import hookimpl
-    from rigcheck.core.labels import find_label
-    from rigcheck.core.models.rig import Rig
-    from rigcheck.core.models.workload import Workload
-    from rigcheck.core.rules import Rule, RuleDocs
+    from rigcheck.core.engine.context import CheckContext, GpuView, NodeView
+    from rigcheck.core.engine.errors import SpecError
+    from rigcheck.core.engine.findings import Finding, Location, Severity, Suppression
+    from rigcheck.core.engine.hookspecs import hookimpl
+    from rigcheck.core.engine.rules import Rule, RuleDocs
+    from rigcheck.core.estimate.estimate import estimate_workload
+    from rigcheck.core.spec.labels import find_label
+    from rigcheck.core.spec.models.rig import Rig
+    from rigcheck.core.spec.models.workload import Workload
 
 
 def __getattr__(name: str) -> Any:

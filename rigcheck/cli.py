@@ -14,7 +14,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+from rigcheck.exit_codes import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
+
+__all__ = ["EXIT_ERROR", "EXIT_FINDINGS", "EXIT_OK", "console", "entry", "main"]
 
 
 def console() -> None:
@@ -94,9 +96,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("rigcheck: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:
-        # rigcheck.core.errors is imported only when something failed: --version does not load it
-        from rigcheck.core.errors import RigcheckError
-        from rigcheck.core.render.escape import escape_stderr  # spec text: no control or workflow command
+        # rigcheck.core.engine.errors is imported only when something failed: --version does not load it
+        from rigcheck.core.engine.errors import RigcheckError
+        from rigcheck.core.report.render.escape import (
+            escape_stderr,  # spec text: no control or workflow command
+        )
 
         if isinstance(exc, RigcheckError):
             lines = [problem.format() for problem in getattr(exc, "problems", ())] or [str(exc)]
@@ -117,7 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     finally:
         if token is not None:
-            from rigcheck.core.boundary import reset_root
+            from rigcheck.core.spec.boundary import reset_root
 
             reset_root(token)
 
@@ -175,7 +179,7 @@ def _confine(args: argparse.Namespace) -> Any:
     with, or None."""
     if not getattr(args, "confined", False):
         return None
-    from rigcheck.core.boundary import repository_root, set_root
+    from rigcheck.core.spec.boundary import repository_root, set_root
 
     if getattr(args, "root", None):
         return set_root(args.root)

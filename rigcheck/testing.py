@@ -33,8 +33,8 @@ from typing import Any
 
 import yaml
 
-from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.report import Report
+from rigcheck.core.engine.findings import Finding, Severity
+from rigcheck.core.report.report import Report
 
 __all__ = ["CheckResult", "rig_yaml", "run", "workload_yaml"]
 
@@ -161,9 +161,9 @@ def run(
     selection, severity overrides, waivers, and suppression comments in the specs), with ``select``,
     ``ignore`` and ``fail_on`` acting as the command line over it. A bad config raises
     :class:`rigcheck.SpecError`, as ``rigcheck check`` exits 2 on it."""
-    from rigcheck.core.documents import parse_spec
-    from rigcheck.core.engine import RunOptions, build_catalog, run_checks
-    from rigcheck.core.plugin_manager import PluginHost
+    from rigcheck.core.engine.engine import RunOptions, build_catalog, run_checks
+    from rigcheck.core.engine.plugin_manager import PluginHost
+    from rigcheck.core.spec.documents import parse_spec
 
     extra = [(_plugin_name(plugin, index), plugin) for index, plugin in enumerate(plugins)]
     host = PluginHost(
@@ -202,9 +202,9 @@ def _run_configured(
 ) -> Report:
     """The run of ``rigcheck check`` with ``config`` as its project config and the arguments as its
     command line."""
-    from rigcheck.core.config import settings_from
-    from rigcheck.core.engine import build_catalog
-    from rigcheck.core.lint import Pipeline
+    from rigcheck.core.engine.config import settings_from
+    from rigcheck.core.engine.engine import build_catalog
+    from rigcheck.core.lint.lint import Pipeline
 
     cli: dict[str, Any] = {}
     if select is not None:

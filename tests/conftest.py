@@ -75,14 +75,14 @@ def run_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch)
 
 @pytest.fixture(scope="session")
 def builtin_registry():  # type: ignore[no-untyped-def]
-    from rigcheck.core.plugin_manager import PluginHost
+    from rigcheck.core.engine.plugin_manager import PluginHost
 
     return PluginHost(autoload=False).load()
 
 
 @pytest.fixture(scope="session")
 def catalog(builtin_registry):  # type: ignore[no-untyped-def]
-    from rigcheck.core.engine import build_catalog
+    from rigcheck.core.engine.engine import build_catalog
 
     return build_catalog(builtin_registry)
 
@@ -90,8 +90,8 @@ def catalog(builtin_registry):  # type: ignore[no-untyped-def]
 @pytest.fixture
 def check(builtin_registry, catalog):  # type: ignore[no-untyped-def]
     """``check(rig_yaml, workload_yaml=None, select=("PLT001",))`` -> Report, with the built-in plugins."""
-    from rigcheck.core.documents import parse_spec
-    from rigcheck.core.engine import RunOptions, run_checks
+    from rigcheck.core.engine.engine import RunOptions, run_checks
+    from rigcheck.core.spec.documents import parse_spec
 
     def run(rig: str, workload: str | None = None, select: tuple[str, ...] = (), **options):  # type: ignore[no-untyped-def]
         rig_doc = parse_spec(textwrap.dedent(rig), "rig.yaml")

@@ -9,10 +9,10 @@ import statistics
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from rigcheck.core.documents import parse_spec
-from rigcheck.core.estimate import GIB, estimate_workload, uncertainty_class
-from rigcheck.core.estimation.architecture import resolve_architecture
-from rigcheck.core.loader import load_yaml_file
+from rigcheck.core.estimate.architecture import resolve_architecture
+from rigcheck.core.estimate.estimate import GIB, estimate_workload, uncertainty_class
+from rigcheck.core.spec.documents import parse_spec
+from rigcheck.core.spec.loader import load_yaml_file
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -42,7 +42,7 @@ class CaseResult:
     expected_fit: str = ""  # refuse | fits, for cases scored on the fit decision
     verdict: str = ""  # pass | warn | fail, MEM001's verdict on the case's GPU
     share: float = 0.0  # need / capacity on that GPU
-    band: str = ""  # the estimate's uncertainty class (rigcheck.core.estimate.uncertainty_class)
+    band: str = ""  # the estimate's uncertainty class (rigcheck.core.estimate.estimate.uncertainty_class)
 
     @property
     def new(self) -> bool:
@@ -101,7 +101,7 @@ def estimate_case(case_id: str, measurement: dict, spec: dict) -> CaseResult:  #
     arch = resolve_architecture(document.model.model, document=document)
     estimate = estimate_workload(document.model, arch=arch)
     if spec.get("cuda_context_gib") is not None:
-        from rigcheck.core.estimation.memory import estimate_memory
+        from rigcheck.core.estimate.memory import estimate_memory
 
         inputs = replace(estimate.inputs, cuda_context_gib=float(spec["cuda_context_gib"]))
         estimate = replace(estimate, inputs=inputs, memory=estimate_memory(inputs))
@@ -148,7 +148,7 @@ def basis_gib(memory, basis: str) -> float:  # type: ignore[no-untyped-def]
 @functools.cache
 def _catalog():  # type: ignore[no-untyped-def]
     from rigcheck._resources import hardware_file
-    from rigcheck.core.catalog import Catalog, load_catalog_file
+    from rigcheck.core.catalog.catalog import Catalog, load_catalog_file
 
     catalog = Catalog()
     load_catalog_file(str(hardware_file("gpus.yaml")), catalog)
@@ -157,7 +157,7 @@ def _catalog():  # type: ignore[no-untyped-def]
 
 def _fit(estimate, spec: dict) -> tuple[str, float]:  # type: ignore[no-untyped-def,type-arg]
     """MEM001's verdict for the case's GPU (the catalog's usable memory, or the capacity the source prints)."""
-    from rigcheck.core.estimate import fit_verdict, usable_bytes
+    from rigcheck.core.estimate.estimate import fit_verdict, usable_bytes
 
     gpu = _catalog().lookup(spec["gpu"])
     usable, _ = usable_bytes(gpu, memory_gib=spec.get("memory_gib"))

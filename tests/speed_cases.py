@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rigcheck.core.loader import load_yaml_file
+from rigcheck.core.spec.loader import load_yaml_file
 
 DATA = Path(__file__).resolve().parent / "data" / "speed_measurements.yaml"
 BEFORE = Path(__file__).resolve().parents[1] / "benchmarks" / "speed_accuracy_before.yaml"
@@ -136,7 +136,7 @@ def workload_fields(tr: dict[str, Any], training: bool, case_id: str) -> dict[st
 @functools.cache
 def _catalog() -> Any:
     from rigcheck._resources import hardware_file
-    from rigcheck.core.catalog import Catalog, load_catalog_file
+    from rigcheck.core.catalog.catalog import Catalog, load_catalog_file
 
     catalog = Catalog()
     load_catalog_file(str(hardware_file("gpus.yaml")), catalog)
@@ -144,8 +144,8 @@ def _catalog() -> Any:
 
 
 def context_of(case: dict[str, Any]) -> Any:
-    from rigcheck.core.context import CheckContext
-    from rigcheck.core.documents import parse_spec
+    from rigcheck.core.engine.context import CheckContext
+    from rigcheck.core.spec.documents import parse_spec
 
     tr = case["rigcheck"]
     training = tr["basis"] in TRAINING_BASES
@@ -157,8 +157,8 @@ def context_of(case: dict[str, Any]) -> Any:
 
 
 def estimate_case(case: dict[str, Any]) -> SpeedResult:
-    from rigcheck.core.estimation.throughput import matmul_params, peak_tflops
-    from rigcheck.core.rig_estimate import estimate_on
+    from rigcheck.core.engine.rig_estimate import estimate_on
+    from rigcheck.core.estimate.throughput import matmul_params, peak_tflops
 
     tr = case["rigcheck"]
     basis = tr["basis"]

@@ -6,8 +6,14 @@ import re
 
 import pytest
 
-from rigcheck.core.catalog import Catalog, CatalogLookupError, GpuSpec, load_catalog_file, normalize_name
-from rigcheck.core.errors import SpecError
+from rigcheck.core.catalog.catalog import (
+    Catalog,
+    CatalogLookupError,
+    GpuSpec,
+    load_catalog_file,
+    normalize_name,
+)
+from rigcheck.core.engine.errors import SpecError
 
 from .conftest import MINIMAL_RIG, SPECS
 
@@ -121,7 +127,7 @@ def test_bad_catalog_file_names_line(tmp_path) -> None:  # type: ignore[no-untyp
 
 
 def test_interconnect_data_is_sourced() -> None:
-    from rigcheck.core.loader import load_yaml_file
+    from rigcheck.core.spec.loader import load_yaml_file
 
     data = load_yaml_file(str(SPECS / "hardware" / "interconnects.yaml")).data
     for table, rows in data.items():
@@ -131,8 +137,8 @@ def test_interconnect_data_is_sourced() -> None:
 
 
 def test_rig_fields_override_catalog_facts(catalog: Catalog) -> None:
-    from rigcheck.core.context import CheckContext
-    from rigcheck.core.documents import parse_spec
+    from rigcheck.core.engine.context import CheckContext
+    from rigcheck.core.spec.documents import parse_spec
 
     rig = MINIMAL_RIG.replace("count: 2}", "count: 2, power_limit_w: 280, length_mm: 336}")
     gpu = CheckContext(parse_spec(rig), None, catalog).nodes[0].gpus[0]

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import rigcheck
-from rigcheck.core.findings import Severity
+from rigcheck.core.engine.findings import Severity
 
 RULE = rigcheck.Rule(
     code="TEST901",
@@ -49,10 +49,10 @@ WORKLOAD = textwrap.dedent(
 
 
 def _context(rig: str = RIG, workload: str | None = WORKLOAD, evidence: tuple[Any, ...] = ()) -> Any:
-    from rigcheck.core.context import CheckContext
-    from rigcheck.core.documents import parse_spec
-    from rigcheck.core.engine import build_catalog
-    from rigcheck.core.plugin_manager import PluginHost
+    from rigcheck.core.engine.context import CheckContext
+    from rigcheck.core.engine.engine import build_catalog
+    from rigcheck.core.engine.plugin_manager import PluginHost
+    from rigcheck.core.spec.documents import parse_spec
 
     catalog = build_catalog(PluginHost(autoload=False).load())
     rig_doc = parse_spec(rig, "rig.yaml")
@@ -193,7 +193,7 @@ def test_judged_keeps_the_fix_only_when_something_is_wrong(severity: Severity, f
 
 def test_rule_docs_name_their_thresholds_from_the_data() -> None:
     """PWR001's page says "warn above 80%" because power.yaml says 0.80; a project override follows."""
-    from rigcheck.core.facts import load_rule_facts
+    from rigcheck.core.catalog.facts import load_rule_facts
     from rigcheck.plugins.power.psu_sustained import PSU_LOAD
 
     assert "{facts:power.sustained.warn_above_fraction:.0%}" in PSU_LOAD.docs.what

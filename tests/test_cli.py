@@ -230,10 +230,10 @@ def _has(modules: set[str], name: str) -> bool:
 
 def test_check_path_imports_no_torch_pynvml_jsonschema_or_unused_renderer() -> None:
     modules = modules_loaded_by("check", "home-2x3090", "qwen-1.8b-law-lora", "-f", "json")
-    for forbidden in (*FORBIDDEN, "rigcheck.core.render.text"):
+    for forbidden in (*FORBIDDEN, "rigcheck.core.report.render.text"):
         assert not _has(modules, forbidden), forbidden
-    assert "rigcheck.core.render.json" in modules
-    assert "rigcheck.core.render.text" in modules_loaded_by("check", "home-2x3090")
+    assert "rigcheck.core.report.render.json" in modules
+    assert "rigcheck.core.report.render.text" in modules_loaded_by("check", "home-2x3090")
 
 
 def test_importing_the_cli_does_no_work() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rigcheck.core.collector import collector_paused
+from rigcheck.core.engine.collector import collector_paused
 
 from .conftest import SPECS
 

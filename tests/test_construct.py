@@ -1,4 +1,4 @@
-"""rigcheck.core.findings makes findings and locations without validation (pydantic's ``model_construct``,
+"""rigcheck.core.engine.findings makes findings and locations without validation (pydantic's ``model_construct``,
 behind ``new_finding``, ``new_location`` and ``restore``): the fields in the model's order, the fields
 set as given, and the behaviour of a validated model."""
 
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from rigcheck.core.findings import (
+from rigcheck.core.engine.findings import (
     Finding,
     Location,
     Severity,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rigcheck.core.findings import Severity
+from rigcheck.core.engine.findings import Severity
 
 
 def rig(gpus: str, chassis: str = "", extra: str = "") -> str:

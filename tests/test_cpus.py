@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rigcheck.core.cpus import cgroup_quota, usable_cpus
+from rigcheck.core.lint.cpus import cgroup_quota, usable_cpus
 
 ROOT = Path("/cg")
 

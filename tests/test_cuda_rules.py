@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from rigcheck.core.cuda_compat import (
+from rigcheck.core.catalog.cuda_compat import (
     CudaVersion,
     TorchBuild,
     cuda_tables,
@@ -14,7 +14,7 @@ from rigcheck.core.cuda_compat import (
     ptx_runs_on,
     sass_runs_on,
 )
-from rigcheck.core.findings import Severity
+from rigcheck.core.engine.findings import Severity
 
 
 def rig(gpu: str, software: str) -> str:
@@ -238,7 +238,7 @@ class TestTorchWheel:
         9.0+PTX build would have): sm_120 can JIT it."""
         import copy
 
-        from rigcheck.core.cuda_compat import CudaTables
+        from rigcheck.core.catalog.cuda_compat import CudaTables
         from rigcheck.plugins.cuda import torch_wheel_kernels
 
         data = copy.deepcopy(cuda_tables().data)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rigcheck.core import data_cache
+from rigcheck.core.catalog import data_cache
 
 
 @pytest.fixture

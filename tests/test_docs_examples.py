@@ -6,10 +6,10 @@ import re
 import sys
 import types
 
-from rigcheck.core.documents import parse_spec
-from rigcheck.core.engine import RunOptions, build_catalog, run_checks
-from rigcheck.core.findings import Severity
-from rigcheck.core.plugin_manager import PluginHost
+from rigcheck.core.engine.engine import RunOptions, build_catalog, run_checks
+from rigcheck.core.engine.findings import Severity
+from rigcheck.core.engine.plugin_manager import PluginHost
+from rigcheck.core.spec.documents import parse_spec
 
 from .conftest import REPO
 

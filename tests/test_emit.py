@@ -1,5 +1,5 @@
 """``emit`` writes a report's parts in order, text and bytes alike (the JSON writer gives its ASCII
-chunks as the bytes pydantic-core wrote: rigcheck.core.render.json._listed)."""
+chunks as the bytes pydantic-core wrote: rigcheck.core.report.render.json._listed)."""
 
 from __future__ import annotations
 
@@ -62,11 +62,11 @@ def test_bytes_are_written_as_text_where_the_stream_is_not_utf8_bytes(
 def test_a_lint_report_written_from_a_store_is_the_report_of_its_findings(tmp_path: Path) -> None:
     """The whole path: a lint's JSON report (findings in a store, partly on disk) written by emit is the
     text the same report gives when its findings are a list."""
-    from rigcheck.core.finding_store import FindingStore
-    from rigcheck.core.findings import Finding, Location, Severity
-    from rigcheck.core.render import RenderOptions
-    from rigcheck.core.render.json import render_json
-    from rigcheck.core.report import build_report
+    from rigcheck.core.engine.finding_store import FindingStore
+    from rigcheck.core.engine.findings import Finding, Location, Severity
+    from rigcheck.core.report.render import RenderOptions
+    from rigcheck.core.report.render.json import render_json
+    from rigcheck.core.report.report import build_report
 
     findings = [
         Finding(

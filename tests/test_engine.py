@@ -7,9 +7,15 @@ import time
 import pytest
 
 from rigcheck import Checker, Finding, Rule, RuleDocs, Severity, hookimpl
-from rigcheck.core.documents import parse_spec
-from rigcheck.core.engine import CheckerTimeout, RunOptions, build_catalog, call_with_timeout, run_checks
-from rigcheck.core.plugin_manager import PluginHost
+from rigcheck.core.engine.engine import (
+    CheckerTimeout,
+    RunOptions,
+    build_catalog,
+    call_with_timeout,
+    run_checks,
+)
+from rigcheck.core.engine.plugin_manager import PluginHost
+from rigcheck.core.spec.documents import parse_spec
 
 from .conftest import MINIMAL_RIG
 

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from rigcheck.core.documents import parse_spec
-from rigcheck.core.estimate import (
+from rigcheck.core.catalog.facts import load_rule_facts
+from rigcheck.core.estimate.architecture import Architecture, architecture_from_mapping, find_preset
+from rigcheck.core.estimate.estimate import (
     fit_verdict,
     largest_micro_batch,
     memory_inputs,
@@ -20,15 +21,14 @@ from rigcheck.core.estimate import (
     required_bytes,
     uncertainty_class,
 )
-from rigcheck.core.estimation.architecture import Architecture, architecture_from_mapping, find_preset
-from rigcheck.core.estimation.fixes import Limits, find_fixes
-from rigcheck.core.estimation.memory import GIB, MemoryEstimate, MemoryInputs, estimate_memory
-from rigcheck.core.estimation.memory.activations import BlockModel
-from rigcheck.core.estimation.memory.flow import Flow, flow_of
-from rigcheck.core.estimation.memory.runtime import training_device_floor
-from rigcheck.core.estimation.memory.training import Training
-from rigcheck.core.estimation.throughput import matmul_params
-from rigcheck.core.facts import load_rule_facts
+from rigcheck.core.estimate.fixes import Limits, find_fixes
+from rigcheck.core.estimate.memory import GIB, MemoryEstimate, MemoryInputs, estimate_memory
+from rigcheck.core.estimate.memory.activations import BlockModel
+from rigcheck.core.estimate.memory.flow import Flow, flow_of
+from rigcheck.core.estimate.memory.runtime import training_device_floor
+from rigcheck.core.estimate.memory.training import Training
+from rigcheck.core.estimate.throughput import matmul_params
+from rigcheck.core.spec.documents import parse_spec
 
 FACTS = load_rule_facts("memory")
 #: vLLM's default share of the GPU, from the data (memory.yaml)
@@ -50,7 +50,7 @@ def state_bytes(estimate: MemoryEstimate) -> float:
 
 
 def gpu(name: str) -> Any:
-    from rigcheck.core.catalog import Catalog, load_catalog_file
+    from rigcheck.core.catalog.catalog import Catalog, load_catalog_file
 
     catalog = Catalog()
     load_catalog_file("specs/hardware/gpus.yaml", catalog)
@@ -661,7 +661,7 @@ def test_the_floor_of_a_training_step_lies_under_its_peak(model: str) -> None:
     activations, the logits, the weight copies, the gathered units, the accumulated gradients) never
     exceeds the peak the estimate finds, nor its device floor the device total; estimate_memory_below gives None
     exactly where the floor reaches the ceiling, and otherwise the estimate itself."""
-    from rigcheck.core.estimation.memory import estimate_memory_below
+    from rigcheck.core.estimate.memory import estimate_memory_below
 
     arch = preset(model)
     for settings in FLOOR_GRID:
@@ -710,9 +710,9 @@ def test_the_states_and_saved_activations_stop_an_estimate_before_the_rest_is_ma
     than the floor, to the last bit (no tolerance), and is exactly those terms; where it reaches the
     ceiling the estimate stops before the forward's other terms (logits, weight copies, gathered units)
     are made, and where the ceiling lies above the device total the estimate is made as before."""
-    from rigcheck.core.estimation import memory
-    from rigcheck.core.estimation.memory import estimate_memory_below
-    from rigcheck.core.estimation.memory.training import (
+    from rigcheck.core.estimate import memory
+    from rigcheck.core.estimate.memory import estimate_memory_below
+    from rigcheck.core.estimate.memory.training import (
         accumulating,
         floor_before_extras,
         floor_of,
@@ -751,8 +751,8 @@ def test_the_states_and_saved_activations_stop_an_estimate_before_the_rest_is_ma
 def test_a_search_with_a_ceiling_finds_the_same_fixes() -> None:
     """MEM001 passes its usable memory as the search's ceiling: the fixes (and the GPUs needed) are the
     same, with fewer estimates made in full."""
-    from rigcheck.core.estimation import memory as memory_module
-    from rigcheck.core.estimation.fixes import gpus_needed
+    from rigcheck.core.estimate import memory as memory_module
+    from rigcheck.core.estimate.fixes import gpus_needed
 
     usable = 22 * GIB
     real = memory_module._estimate
@@ -797,7 +797,7 @@ def _every_fix(inputs: MemoryInputs, fits: Any, limits: Limits, limit: int = 3) 
     ``limit`` cheapest distinct ones."""
     from itertools import combinations, product
 
-    from rigcheck.core.estimation.fixes import Fix, _best, _candidates, host_fits
+    from rigcheck.core.estimate.fixes import Fix, _best, _candidates, host_fits
 
     def ok(estimate: MemoryEstimate) -> bool:
         return fits(estimate) and host_fits(estimate, limits)
@@ -888,7 +888,7 @@ def test_the_search_finds_the_cheapest_fixes(usable_gib: int) -> None:
     """find_fixes stops trying combinations once none left could be among the cheapest three, and skips
     candidates half-way below the pass ceiling: it returns what estimating every candidate and every
     combination in full returns, the cheapest first."""
-    from rigcheck.core.estimation import memory as memory_module
+    from rigcheck.core.estimate import memory as memory_module
 
     usable = usable_gib * GIB
 
@@ -921,7 +921,7 @@ def test_the_search_finds_the_cheapest_fixes(usable_gib: int) -> None:
 def test_the_search_finds_the_cheapest_fixes_for_serving(usable_gib: int) -> None:
     """As for training: serving Llama-3-8B, the concurrency and the context length tried at every value
     by the brute force, halved by find_fixes, alone and in combinations."""
-    from rigcheck.core.estimation import memory as memory_module
+    from rigcheck.core.estimate import memory as memory_module
 
     usable = usable_gib * GIB
 
@@ -1032,7 +1032,7 @@ def test_fit_verdict_range() -> None:
 
 
 def workload(text: str) -> tuple[Any, Architecture]:
-    from rigcheck.core.estimation.architecture import resolve_architecture
+    from rigcheck.core.estimate.architecture import resolve_architecture
 
     header = "apiVersion: rigcheck/v1\nkind: Workload\nname: w\n"
     document = parse_spec(header + text, "w.yaml")
@@ -1132,7 +1132,7 @@ GRID_SETUPS = [
 def test_the_predicted_largest_micro_batch_is_the_searched_one(model: str, setup: int) -> None:
     """Issue 20: predicted then verified, the answer is the doubling search's, at every capacity of a
     grid from too small to past the limit, with fewer estimates where the need is affine."""
-    from rigcheck.core.estimation import memory as memory_module
+    from rigcheck.core.estimate import memory as memory_module
 
     try:
         arch = preset(model)
@@ -1155,7 +1155,7 @@ def test_the_predicted_largest_micro_batch_is_the_searched_one(model: str, setup
     for factor in (0.5, 0.99, 1.0, 1.3, 2.0, 3.7, 8.0, 20.0, 75.0, 400.0, 5000.0):
         capacity = one * factor
         expected, searched = _searched(inputs, capacity)
-        import rigcheck.core.estimate as estimate_module
+        import rigcheck.core.estimate.estimate as estimate_module
 
         estimate_module.estimate_memory, calls["n"] = counted, 0
         try:

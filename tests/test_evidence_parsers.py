@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rigcheck.core.errors import UsageError
+from rigcheck.core.engine.errors import UsageError
 from rigcheck.evidence.loader import MAX_BYTES, _import, load_evidence, parse_text
 from rigcheck.evidence.model import Evidence
 from rigcheck.evidence.parsers import BUILTIN_PARSERS

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rigcheck.core.findings import Severity
+from rigcheck.core.engine.findings import Severity
 from rigcheck.evidence.model import (
     Bandwidth,
     DiagResult,
@@ -43,8 +43,8 @@ def gpus(n: int = 8, **fields) -> list[GpuEvidence]:  # type: ignore[no-untyped-
 
 
 def run(check, evidence: list[Evidence], code: str, rig: str = DGX):  # type: ignore[no-untyped-def]
-    from rigcheck.core.documents import parse_spec
-    from rigcheck.core.engine import RunOptions, run_checks
+    from rigcheck.core.engine.engine import RunOptions, run_checks
+    from rigcheck.core.spec.documents import parse_spec
 
     registry, catalog = check
     return [
@@ -283,8 +283,8 @@ def test_incomplete_and_unknown_files(check) -> None:  # type: ignore[no-untyped
 
 
 def test_without_evidence_the_checkers_are_skipped(check) -> None:  # type: ignore[no-untyped-def]
-    from rigcheck.core.documents import parse_spec
-    from rigcheck.core.engine import run_checks
+    from rigcheck.core.engine.engine import run_checks
+    from rigcheck.core.spec.documents import parse_spec
 
     registry, catalog = check
     report = run_checks(parse_spec(DGX, "rig.yaml"), None, registry, catalog)

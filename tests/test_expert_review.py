@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from rigcheck.core.findings import Severity
+from rigcheck.core.engine.findings import Severity
 
 from .test_cuda_rules import findings, one
 

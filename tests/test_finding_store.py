@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from rigcheck.core import finding_store
-from rigcheck.core.finding_store import FindingChain, FindingStore, Tally, pack, unpack
-from rigcheck.core.findings import Finding, Location, Severity, Suppression
+from rigcheck.core.engine import finding_store
+from rigcheck.core.engine.finding_store import FindingChain, FindingStore, Tally, pack, unpack
+from rigcheck.core.engine.findings import Finding, Location, Severity, Suppression
 from tests.test_lint_formats import FORMATS, normalized
 
 
@@ -137,7 +137,7 @@ def in_repo(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
 
 
 def test_run_records_are_kept_as_tuples_and_read_as_models() -> None:
-    from rigcheck.core.report import RunRecord, RunRecords, Summary
+    from rigcheck.core.report.report import RunRecord, RunRecords, Summary
 
     records = RunRecords()
     records.add("rig a", "a.yaml", None, "warn", (3, 1, 2, 0, 1))
@@ -166,7 +166,7 @@ def test_run_records_are_kept_as_tuples_and_read_as_models() -> None:
 def test_one_pass_counts_follow_the_definitions(picks: list[int]) -> None:
     """Counts by severity of the findings not suppressed; the verdict is the worst of them, a skip
     counting as a pass; exit 1 when one is at or above fail-on."""
-    from rigcheck.core.report import summary_of, tally_of
+    from rigcheck.core.report.report import summary_of, tally_of
 
     findings = [FINDINGS[i] for i in picks]
     tally = tally_of(findings)
@@ -206,8 +206,8 @@ def test_each_writer_reads_the_store_at_most_twice(  # type: ignore[no-untyped-d
 
 def test_packing_with_a_run_index_is_packing_the_copy_with_it() -> None:
     """``pack_one(finding, run=N)`` (lint's workers) equals packing ``finding.with_changes(run=N)``."""
-    from rigcheck.core.finding_store import pack_one, unpack_one
-    from rigcheck.core.findings import Severity, new_finding, new_location
+    from rigcheck.core.engine.finding_store import pack_one, unpack_one
+    from rigcheck.core.engine.findings import Severity, new_finding, new_location
 
     location = new_location("rig.yaml", 3, 5, "/nodes/0")
     finding = new_finding(
@@ -273,9 +273,9 @@ def test_the_json_written_from_a_store_is_the_json_of_its_findings(
     """The JSON writer writes a store's findings from their rows' values, not from models made again:
     the text is the one the findings themselves give, also where pydantic-core cannot write a value;
     and so is the text the store had written as it moved each chunk to disk (a lint's JSON report)."""
-    from rigcheck.core.render import RenderOptions
-    from rigcheck.core.render.json import render_json, stored_chunk
-    from rigcheck.core.report import build_report
+    from rigcheck.core.report.render import RenderOptions
+    from rigcheck.core.report.render.json import render_json, stored_chunk
+    from rigcheck.core.report.report import build_report
 
     findings = [*FINDINGS[:2], _finding(7, evidence=evidence), *FINDINGS[2:]]
     store = FindingStore(limit, render=stored_chunk if stored else None)
@@ -340,7 +340,7 @@ def test_a_lint_asked_for_json_writes_its_findings_as_it_stores_them(  # type: i
     """A lint's stores write each chunk's JSON as they move it to disk only when a JSON report is asked
     for, and the report is the one the writer gives on its own (byte for byte, timings aside)."""
     from rigcheck.commands import _report
-    from rigcheck.core.render import json as json_render
+    from rigcheck.core.report.render import json as json_render
 
     calls = [0]
     real = json_render.stored_chunk
@@ -372,7 +372,7 @@ def test_a_lint_asked_for_json_writes_its_findings_as_it_stores_them(  # type: i
 
 
 def _runs(count: int) -> list[object]:
-    from rigcheck.core.report import RunRecord, Summary
+    from rigcheck.core.report.report import RunRecord, Summary
 
     return [
         RunRecord(subject=f"rig r{n}", rig=f"r{n}.yaml", verdict="warn", summary=Summary(passed=1, warned=1))
@@ -420,10 +420,10 @@ def test_junit_and_markdown_from_a_store_are_those_of_the_list(order: str, runs:
     """JUnit writes a store's suites run by run as it walks it, Markdown takes only the findings it
     lists: the text is the one the whole list gives, in every order (where the findings are not in run
     order, JUnit groups them as :func:`group_findings` does)."""
-    from rigcheck.core.render import RenderOptions
-    from rigcheck.core.render.junit import render_junit
-    from rigcheck.core.render.markdown import render_markdown
-    from rigcheck.core.report import build_report
+    from rigcheck.core.report.render import RenderOptions
+    from rigcheck.core.report.render.junit import render_junit
+    from rigcheck.core.report.render.markdown import render_markdown
+    from rigcheck.core.report.report import build_report
 
     render = {"junit": render_junit, "markdown": render_markdown}[fmt]
     findings = _ORDERS[order]
@@ -446,10 +446,10 @@ def test_writers_take_no_more_memory_for_ten_times_the_runs(fmt: str) -> None:
     import importlib
     import tracemalloc
 
-    from rigcheck.core.render import RenderOptions
-    from rigcheck.core.report import build_report
+    from rigcheck.core.report.render import RenderOptions
+    from rigcheck.core.report.report import build_report
 
-    render = getattr(importlib.import_module(f"rigcheck.core.render.{fmt}"), f"render_{fmt}")
+    render = getattr(importlib.import_module(f"rigcheck.core.report.render.{fmt}"), f"render_{fmt}")
     peaks, sizes = [], []
     for runs in (100, 100, 1000):  # the first: imports and templates, not measured
         store = FindingStore(500)
@@ -473,9 +473,9 @@ def test_junit_from_a_store_without_a_temporary_folder(monkeypatch: pytest.Monke
     """Where no temporary file can be made, JUnit's suites wait in memory: the same text."""
     import tempfile
 
-    from rigcheck.core.render import RenderOptions
-    from rigcheck.core.render.junit import render_junit
-    from rigcheck.core.report import build_report
+    from rigcheck.core.report.render import RenderOptions
+    from rigcheck.core.report.render.junit import render_junit
+    from rigcheck.core.report.report import build_report
 
     findings = _ORDERS["in run order"]
     report = build_report("lint", findings, Severity.FAIL, runs=_runs(3))  # type: ignore[arg-type]

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from rigcheck.core.config import load_settings
-from rigcheck.core.finding_store import stands_for
-from rigcheck.core.findings import Finding
-from rigcheck.core.lint import Pipeline, lint
-from rigcheck.core.lint_rules import FINDINGS_FOLDED, FOLD_AFTER
+from rigcheck.core.engine.config import load_settings
+from rigcheck.core.engine.finding_store import stands_for
+from rigcheck.core.engine.findings import Finding
+from rigcheck.core.lint.lint import Pipeline, lint
+from rigcheck.core.lint.lint_rules import FINDINGS_FOLDED, FOLD_AFTER
 
 HEAD = "apiVersion: rigcheck/v1\nkind: Rig\nname: r\nnodes:\n"
 #: 8 L40S on a 600 W PSU: PWR001 fails and PWR002 warns on every node; the other rules pass or skip.

@@ -17,14 +17,14 @@ from typing import Any
 import jsonschema
 import pytest
 
-from rigcheck.core.findings import Finding, Location, Severity, Suppression
-from rigcheck.core.render import RenderOptions
-from rigcheck.core.render.github import escape_data, escape_property, render_github
-from rigcheck.core.render.junit import group_findings, render_junit
-from rigcheck.core.render.markdown import MAX_CHARS, render_markdown
-from rigcheck.core.render.sarif import render_sarif
-from rigcheck.core.report import Report, RunRecord, Summary
-from rigcheck.core.rules import Rule, RuleDocs
+from rigcheck.core.engine.findings import Finding, Location, Severity, Suppression
+from rigcheck.core.engine.rules import Rule, RuleDocs
+from rigcheck.core.report.render import RenderOptions
+from rigcheck.core.report.render.github import escape_data, escape_property, render_github
+from rigcheck.core.report.render.junit import group_findings, render_junit
+from rigcheck.core.report.render.markdown import MAX_CHARS, render_markdown
+from rigcheck.core.report.render.sarif import render_sarif
+from rigcheck.core.report.report import Report, RunRecord, Summary
 
 SCHEMA_PATH = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
 SCHEMA_SHA256 = "470e1d0cfdc41462ca7412ba553bcfe9f7bf133a826df0dbb2acf86ce0faf92f"
@@ -54,8 +54,8 @@ batch: {micro: 8, seq_len: 1024}
 def check_files(tmp_path: Path, builtin_registry, catalog) -> Callable[..., Report]:  # type: ignore[no-untyped-def]
     """``check_files(rig_text, workload_text=None, select=(...), rig_name="rig.yaml")``: write the
     specs under tmp_path, load them from disk and check them."""
-    from rigcheck.core.documents import load_spec
-    from rigcheck.core.engine import RunOptions, run_checks
+    from rigcheck.core.engine.engine import RunOptions, run_checks
+    from rigcheck.core.spec.documents import load_spec
 
     def run(  # type: ignore[no-untyped-def]
         rig: str, workload: str | None = None, select=("PWR",), rig_name: str = "rig.yaml", **options
@@ -95,7 +95,7 @@ def validator() -> jsonschema.protocols.Validator:
 
 def suppress(report: Report, code: str, *suppressions: Suppression) -> Report:
     """The report with every finding of ``code`` suppressed, summary and verdict recounted."""
-    from rigcheck.core.report import recount
+    from rigcheck.core.report.report import recount
 
     findings = [
         finding.model_copy(update={"suppressions": suppressions}) if finding.code == code else finding
@@ -105,7 +105,7 @@ def suppress(report: Report, code: str, *suppressions: Suppression) -> Report:
 
 
 def with_findings(report: Report, findings: list[Finding]) -> Report:
-    from rigcheck.core.report import recount
+    from rigcheck.core.report.report import recount
 
     return recount(report, findings)
 

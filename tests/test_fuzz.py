@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rigcheck
-from rigcheck.core.findings import Severity
+from rigcheck.core.engine.findings import Severity
 
 ERROR_LINE = re.compile(r"^[^:]+:\d+:\d+: error: .+ \[[A-Z]+\d{3}\]$")
 FUZZ = settings(

@@ -8,9 +8,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from rigcheck.core.docgen import generate
-from rigcheck.core.loader import load_yaml_file
-from rigcheck.core.schemas import WHICH, schema
+from rigcheck.core.report.docgen import generate
+from rigcheck.core.spec.loader import load_yaml_file
+from rigcheck.core.spec.schemas import WHICH, schema
 
 from .conftest import REPO, SPECS
 
@@ -19,7 +19,7 @@ from .conftest import REPO, SPECS
 def test_schema_files_match_the_models(which: str) -> None:
     path = REPO / "schemas" / f"{which}.schema.json"
     assert json.loads(path.read_text()) == schema(which), (
-        f"{path} is stale: run python -m rigcheck.core.schemas schemas"
+        f"{path} is stale: run python -m rigcheck.core.spec.schemas schemas"
     )
     jsonschema.Draft202012Validator.check_schema(schema(which))
 
@@ -47,10 +47,10 @@ def test_rule_docs_match_the_registry(builtin_registry) -> None:  # type: ignore
     folder = REPO / "docs" / "rules"
     pages = generate(builtin_registry)
     on_disk = {path.name: path.read_text() for path in folder.glob("*.md")}
-    assert set(on_disk) == set(pages), "run python -m rigcheck.core.docgen docs/rules"
+    assert set(on_disk) == set(pages), "run python -m rigcheck.core.report.docgen docs/rules"
     for name, text in pages.items():
         assert on_disk[name] == text, (
-            f"docs/rules/{name} is stale: run python -m rigcheck.core.docgen docs/rules"
+            f"docs/rules/{name} is stale: run python -m rigcheck.core.report.docgen docs/rules"
         )
 
 

@@ -216,8 +216,8 @@ def test_a_checker_cannot_change_the_facts_other_checkers_read(run_cli, hostile,
     report = hostile(run_cli, mode).json()
     crashed = [f for f in report["findings"] if f["code"] == "ENGINE001"]
     assert crashed and ("read-only" in crashed[0]["message"] or "frozen" in crashed[0]["message"])
-    from rigcheck.core.catalog import Catalog  # noqa: F401  (the shared catalog is untouched)
-    from rigcheck.core.facts import load_rule_facts
+    from rigcheck.core.catalog.catalog import Catalog  # noqa: F401  (the shared catalog is untouched)
+    from rigcheck.core.catalog.facts import load_rule_facts
 
     assert load_rule_facts("power")["sustained"]["warn_above_fraction"] == 0.8
 

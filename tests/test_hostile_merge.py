@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from rigcheck.core.documents import load_spec
-from rigcheck.core.loader import load_yaml_file, load_yaml_text
-from rigcheck.core.merge import merge_probes
+from rigcheck.core.lint.merge import merge_probes
+from rigcheck.core.spec.documents import load_spec
+from rigcheck.core.spec.loader import load_yaml_file, load_yaml_text
 
 HOSTILE = [
     "1e999",
@@ -258,7 +258,7 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def test_writer_round_trips_every_kind_of_value() -> None:
-    from rigcheck.core.yaml_writer import dump_yaml
+    from rigcheck.core.spec.yaml_writer import dump_yaml
 
     data: dict[str, Any] = {text: text for text in HOSTILE}
     data["values"] = [1, -7, 0, 10**30, 1.5, -0.25, 1e300, 1e-7, 5e20, math.inf, -math.inf, math.nan]
@@ -276,14 +276,14 @@ def test_writer_reads_back_with_a_yaml_11_reader_too() -> None:
     something else (1:30, 2026-11-29, 0b101, yes) are quoted too."""
     import yaml
 
-    from rigcheck.core.yaml_writer import dump_yaml
+    from rigcheck.core.spec.yaml_writer import dump_yaml
 
     data = {"floats": [1e20, 2.5e-5, 3.0], "strings": HOSTILE}
     assert _same(yaml.safe_load(dump_yaml(data)), data)
 
 
 def test_writer_refuses_what_yaml_cannot_carry() -> None:
-    from rigcheck.core.yaml_writer import dump_yaml
+    from rigcheck.core.spec.yaml_writer import dump_yaml
 
     for bad in ({1: "int key"}, {"a": {1, 2}}, {"a": object()}, {"a": "\ud800"}):
         with pytest.raises((TypeError, ValueError)):
@@ -312,7 +312,7 @@ _DATA = st.recursive(
 @hypothesis.settings(max_examples=150, deadline=None, derandomize=True, database=None)
 @hypothesis.given(st.dictionaries(st.text(max_size=12) | st.sampled_from(HOSTILE), _DATA, max_size=5))
 def test_writer_round_trips_generated_data(data: dict[str, Any]) -> None:
-    from rigcheck.core.yaml_writer import dump_yaml
+    from rigcheck.core.spec.yaml_writer import dump_yaml
 
     loaded = load_yaml_text(dump_yaml(data))
     assert _same(loaded.data, data) and loaded.traps == []

@@ -141,7 +141,7 @@ def test_out_of_range_and_non_finite_values(run_cli, write_spec, field, value, w
 
 def test_every_number_field_has_an_upper_bound() -> None:
     """Each numeric field of both schemas is finite and bounded (a maximum, or a short enum)."""
-    from rigcheck.core.schemas import schema
+    from rigcheck.core.spec.schemas import schema
 
     unbounded: list[str] = []
 
@@ -189,8 +189,8 @@ def test_largest_parallel_degrees_give_finite_json(run_cli, write_spec) -> None:
 
 
 def test_estimate_refuses_a_non_finite_result() -> None:
-    from rigcheck.core.errors import RigcheckError
-    from rigcheck.core.estimate_report import ensure_finite
+    from rigcheck.core.engine.errors import RigcheckError
+    from rigcheck.core.report.estimate_report import ensure_finite
 
     assert ensure_finite({"a": [1.0, {"b": 2}]}) == {"a": [1.0, {"b": 2}]}
     with pytest.raises(RigcheckError, match=r"/speed/tokens/1"):
@@ -241,7 +241,7 @@ def test_checkers_guard_a_zero_rate(rigcheck_run, monkeypatch) -> None:  # type:
     """Rates the schema cannot see (defaults, derived figures) are guarded in the checkers too."""
     from dataclasses import replace
 
-    import rigcheck.core.workload_on_rig as checkpoints
+    import rigcheck.core.engine.workload_on_rig as checkpoints
     import rigcheck.plugins.storage.data_loading as data_loading
 
     real = data_loading.device_rates

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from rigcheck.core.findings import Finding
-from rigcheck.core.render import RenderOptions
+from rigcheck.core.engine.findings import Finding
+from rigcheck.core.report.render import RenderOptions
 
 INJECTED = "\n::error file=README.md::pwned"
 NODE = "bo\x1b[31mx\x07" + INJECTED  # a node name: every power finding starts "node NAME: ..."
@@ -63,7 +63,7 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_escape_text_shows_controls_and_keeps_plain_text() -> None:
-    from rigcheck.core.render.escape import escape_text
+    from rigcheck.core.report.render.escape import escape_text
 
     plain = "node ws: 4 x 350 W = 1,650 W (103%): over; C:\\rigs\\a.yaml ✓ Ω 中文"
     assert escape_text(plain) == plain
@@ -78,7 +78,11 @@ def test_escape_text_shows_controls_and_keeps_plain_text() -> None:
 
 
 def test_github_escapes_round_trip_through_the_runner() -> None:
-    from rigcheck.core.render.escape import escape_github_data, escape_github_line, escape_github_property
+    from rigcheck.core.report.render.escape import (
+        escape_github_data,
+        escape_github_line,
+        escape_github_property,
+    )
 
     def runner_data(text: str) -> str:  # ActionCommand.UnescapeData
         return text.replace("%0D", "\r").replace("%0A", "\n").replace("%25", "%")
@@ -99,7 +103,7 @@ def test_github_escapes_round_trip_through_the_runner() -> None:
 
 
 def test_markdown_escape_forms_no_link_image_or_html() -> None:
-    from rigcheck.core.render.escape import escape_markdown
+    from rigcheck.core.report.render.escape import escape_markdown
 
     escaped = escape_markdown(LINKS + " a|b \\[c\x1b")
     assert escaped == (
@@ -233,7 +237,7 @@ class Opaque:
     ids=["pydantic-core", "fallback"],
 )
 def test_json_never_writes_nan_or_infinity(check, extra, message) -> None:  # type: ignore[no-untyped-def]
-    from rigcheck.core.render.json import render_json
+    from rigcheck.core.report.render.json import render_json
 
     report = check(rig("box"), select=("PWR001",))
     evidence = {"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf"), "set": {2, 1}, **extra}
@@ -252,7 +256,7 @@ def test_json_never_writes_nan_or_infinity(check, extra, message) -> None:  # ty
 
 
 def test_sarif_escapes_messages_and_writes_no_raw_controls(check) -> None:  # type: ignore[no-untyped-def]
-    from rigcheck.core.render.sarif import render_sarif
+    from rigcheck.core.report.render.sarif import render_sarif
 
     report = check(rig("box"), select=("PWR001",))
     finding = report.findings[0].model_copy(
@@ -269,7 +273,7 @@ def test_sarif_escapes_messages_and_writes_no_raw_controls(check) -> None:  # ty
 
 
 def test_junit_is_well_formed_xml_with_hostile_strings(check) -> None:  # type: ignore[no-untyped-def]
-    from rigcheck.core.render.junit import render_junit
+    from rigcheck.core.report.render.junit import render_junit
 
     report = check(rig("box"), select=("PWR001",))
     finding: Finding = report.findings[0].model_copy(

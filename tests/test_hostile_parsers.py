@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from rigcheck.core.lint_rules import FOLD_AFTER
+from rigcheck.core.lint.lint_rules import FOLD_AFTER
 from rigcheck.evidence.loader import parse_text
 from tests.test_hostile import RIG
 

@@ -149,7 +149,7 @@ def test_an_isolated_checker_cannot_write_to_the_log(root: Path) -> None:
 
 def test_a_looping_evidence_parser_is_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A parser that never returns gets the checkers' watchdog: stopped and said, the file reported."""
-    import rigcheck.core.engine as engine
+    import rigcheck.core.engine.engine as engine
     from rigcheck.evidence.loader import parse_text
 
     class Loops:

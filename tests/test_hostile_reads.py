@@ -3,7 +3,7 @@
 Each case is built from scratch in a temporary repository under ``GITHUB_ACTIONS=true``, with a fake
 secret outside it. Evidence files (``check --evidence``, ``evidence``, ``probe --from``) and project
 configs (``.rigcheck.yaml``, ``pyproject.toml``) go through the one read boundary
-(:func:`rigcheck.core.boundary.read_named`): a committed link out of the repository is not followed,
+(:func:`rigcheck.core.spec.boundary.read_named`): a committed link out of the repository is not followed,
 only regular files are opened (a FIFO does not block), and each read is capped. A path typed on the
 command line outside the repository is the user's own choice and is read.
 """
@@ -119,7 +119,7 @@ def test_a_config_linked_to_proc_is_one_line(actions, capsys) -> None:  # type: 
 
 
 def test_a_config_over_the_cap_is_one_line(actions, capsys) -> None:  # type: ignore[no-untyped-def]
-    from rigcheck.core.config import MAX_CONFIG_BYTES
+    from rigcheck.core.engine.config import MAX_CONFIG_BYTES
 
     root, _ = actions
     (root / ".rigcheck.yaml").write_text("# " + "x" * MAX_CONFIG_BYTES + "\n", encoding="utf-8")

@@ -155,7 +155,7 @@ def test_dev_null_is_still_an_output(actions, capsys) -> None:  # type: ignore[n
 def test_a_report_cut_short_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> None:
     """What a run killed while writing leaves: the previous report whole, never half of the new one."""
     from rigcheck.commands._shared import emit
-    from rigcheck.core.errors import UsageError
+    from rigcheck.core.engine.errors import UsageError
 
     target = tmp_path / "report.json"
     target.write_text("previous\n", encoding="utf-8")

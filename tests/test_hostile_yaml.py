@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from rigcheck.core.errors import SpecError
-from rigcheck.core.loader import load_yaml_file
+from rigcheck.core.engine.errors import SpecError
+from rigcheck.core.spec.loader import load_yaml_file
 from tests.test_hostile import RIG
 
 MB = 1 << 20

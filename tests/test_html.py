@@ -206,7 +206,7 @@ def test_a_real_browser_renders_the_page_and_fetches_nothing(
 
 
 def test_a_traced_peak_is_drawn_beside_the_estimate(run_cli) -> None:  # type: ignore[no-untyped-def]
-    from rigcheck.core.render.html import render_estimate
+    from rigcheck.core.report.render.html import render_estimate
 
     result = json.loads(
         _at_repo(run_cli, "estimate", "qwen-1.8b-law-lora", "--rig", "home-2x3090", "-f", "json").out

@@ -27,9 +27,9 @@ print(json.dumps({"exit_code": code, "modules": sorted(sys.modules)}))
 
 @pytest.fixture(autouse=True, scope="module")
 def _filled_cache() -> None:
-    """A run has filled the cache of built-in checkers (rigcheck.core.lazy_checkers), as any run after
+    """A run has filled the cache of built-in checkers (rigcheck.core.engine.lazy_checkers), as any run after
     the first has: the runs timed here see the checkers without importing their modules."""
-    from rigcheck.core.plugin_manager import PluginHost
+    from rigcheck.core.engine.plugin_manager import PluginHost
 
     PluginHost(autoload=False).load()
 
@@ -59,7 +59,7 @@ def imported(*args: str) -> set[str]:
 
 def renderers(modules: set[str]) -> set[str]:
     return {
-        name.rsplit(".", 1)[1] for name in modules if name.startswith("rigcheck.core.render.")
+        name.rsplit(".", 1)[1] for name in modules if name.startswith("rigcheck.core.report.render.")
     } & RENDERERS
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rigcheck.core.findings import Severity
+from rigcheck.core.engine.findings import Severity
 
 
 def rig(gpus: str, extra: str = "") -> str:
@@ -105,7 +105,7 @@ def test_dp_allreduce_share(check, micro: int, severity: Severity) -> None:  # t
     step, 2(n-1)/n = 1 x 4 B x 124,439,808 params = 497.8 MB at 31.5 x 0.8 x 0.5 = 12.6 GB/s = 0.0395 s
     (+ 40 us), hidden in the backward of the micro-batch (2/3 of its compute) up to 0.8 of it. Compute per
     GPU: micro x 1024 tokens x 855,157,248 FLOPs / (165.2 TFLOPS x HFU 0.45, no framework named)."""
-    from rigcheck.core.facts import load_rule_facts
+    from rigcheck.core.catalog.facts import load_rule_facts
 
     facts = load_rule_facts("throughput")
     hfu = facts["training_hfu"]["frameworks"]["default"]

@@ -75,11 +75,11 @@ def test_the_core_imports_no_plugin_module() -> None:
 
 
 def test_each_built_in_checker_lives_in_the_folder_of_its_family() -> None:
-    """prefix -> family (rigcheck.core.taxonomy) -> rigcheck/plugins/<family>/: one guess finds a rule."""
+    """prefix -> family (rigcheck.core.engine.taxonomy) -> rigcheck/plugins/<family>/: one guess finds a rule."""
     import importlib
 
-    from rigcheck.core.checker import Checker
-    from rigcheck.core.taxonomy import FAMILIES, code_prefix
+    from rigcheck.core.engine.checker import Checker
+    from rigcheck.core.engine.taxonomy import FAMILIES, code_prefix
     from rigcheck.plugins import BUILTIN_PLUGINS
 
     misplaced = []
@@ -99,13 +99,54 @@ def test_each_built_in_checker_lives_in_the_folder_of_its_family() -> None:
 
 
 def test_the_estimators_are_arithmetic_on_views_not_on_the_check_context() -> None:
-    """rigcheck/core/estimation/ computes from specs, views and facts; what reads a CheckContext (the
+    """rigcheck/core/estimate/ computes from specs, views and facts; what reads a CheckContext (the
     run length, the nodes a job uses, the checkpoint plan, the estimate on the rig) is a checker helper
-    (rigcheck/core/workload_on_rig.py, rig_estimate.py)."""
+    (rigcheck/core/engine/workload_on_rig.py, rig_estimate.py)."""
     offenders = [
         f"{path.relative_to(PACKAGE.parent)}:{line}"
-        for path in _modules("core/estimation")
+        for path in _modules("core/estimate")
         for module, names, line in _imports(path)
-        if module == "rigcheck.core.context" and "CheckContext" in names
+        if module == "rigcheck.core.engine.context" and "CheckContext" in names
     ]
     assert not offenders, "\n".join(offenders)
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_no_import_circles() -> None:
+    """Issue 45: no module reaches itself through rigcheck's imports, those inside functions included
+    (``context -> estimate -> links -> context`` was one; the views now live in engine/views.py)."""
+    modules = {_module_name(path): path for path in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        targets = set()
+        for module, names, _ in _imports(path):
+            for imported in names or [""]:
+                full = f"{module}.{imported}" if imported else module
+                targets.add(full if full in modules else module)
+        graph[name] = {target for target in targets if target in modules and target != name}
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    circles: list[list[str]] = []
+
+    def visit(name: str, path: list[str]) -> None:
+        state[name] = 1
+        for target in sorted(graph[name]):
+            if state.get(target) == 1:
+                circles.append([*path[path.index(target) :], target])
+            elif target not in state:
+                visit(target, [*path, target])
+        state[name] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    assert not circles, "\n".join(" -> ".join(circle) for circle in circles)
+
+
+def test_the_core_is_split_by_domain() -> None:
+    """A newcomer finds a module in one guess: rigcheck/core holds only domain packages."""
+    loose = sorted(path.name for path in (PACKAGE / "core").glob("*.py") if path.name != "__init__.py")
+    assert not loose, loose

@@ -1,4 +1,4 @@
-"""Built-in checkers known from the cache (rigcheck.core.lazy_checkers): a run with the cache filled
+"""Built-in checkers known from the cache (rigcheck.core.engine.lazy_checkers): a run with the cache filled
 registers what importing every checker module registers, and nothing is read for a module whose source
 changed (docs/performance.md)."""
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from rigcheck.core import lazy_checkers
-from rigcheck.core.plugin_manager import PluginHost
+from rigcheck.core.engine import lazy_checkers
+from rigcheck.core.engine.plugin_manager import PluginHost
 
 
 @pytest.fixture

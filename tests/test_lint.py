@@ -266,8 +266,8 @@ def test_quoted_hash_is_not_a_comment(repo, run_cli) -> None:  # type: ignore[no
 
 
 def test_a_checkers_status_over_all_runs_is_its_worst_fault_else_ran_else_its_first() -> None:
-    from rigcheck.core.engine import CheckerStatus, StatusSlots
-    from rigcheck.core.lint import CheckerTotals
+    from rigcheck.core.engine.engine import CheckerStatus, StatusSlots
+    from rigcheck.core.lint.lint import CheckerTotals
 
     def status(name: str, state: str, reason: str | None, findings: int = 1) -> StatusSlots:
         return CheckerStatus(name, "builtin", state, findings, 0.5, reason).slots()
@@ -297,7 +297,7 @@ def test_a_checkers_status_over_all_runs_is_its_worst_fault_else_ran_else_its_fi
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_select_and_ignore_leave_only_the_chosen_rules_findings_in_a_lint(repo, run_cli, jobs: str) -> None:  # type: ignore[no-untyped-def]
-    from rigcheck.core.rules import structural
+    from rigcheck.core.engine.rules import structural
 
     _, everything = lint_json(run_cli, "--jobs", jobs)
     all_codes = {finding["code"] for finding in everything["findings"]}

@@ -22,10 +22,10 @@ import pytest
 from hypothesis import HealthCheck, event, given, seed, settings
 from hypothesis import strategies as st
 
-from rigcheck.core import cpus, lint_workers
-from rigcheck.core.documents import Unsure, may_declare_rigcheck, read_if_spec
-from rigcheck.core.errors import SpecError
-from rigcheck.core.loader import load_yaml_text
+from rigcheck.core.engine.errors import SpecError
+from rigcheck.core.lint import cpus, lint_workers
+from rigcheck.core.spec.documents import Unsure, may_declare_rigcheck, read_if_spec
+from rigcheck.core.spec.loader import load_yaml_text
 from tests import lint_vs_check as lvc
 from tests.conftest import SPECS
 from tests.test_lint_formats import normalized

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from rigcheck.core.lint_workers import RUNS_PER_WORKER, worker_count
+from rigcheck.core.lint.lint_workers import RUNS_PER_WORKER, worker_count
 from tests.test_lint_formats import normalized
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,8 +27,8 @@ FORMATS = ("json", "sarif", "text")
 
 RUNNER = """
 import sys
-import rigcheck.core.cpus as cpus
-import rigcheck.core.lint_workers as lint
+import rigcheck.core.lint.cpus as cpus
+import rigcheck.core.lint.lint_workers as lint
 from rigcheck.cli import main
 
 # the test repositories are small, and the machine may have one CPU: two workers all the same
@@ -94,8 +94,8 @@ def test_jobs_must_be_a_whole_number_from_1(run_cli, monkeypatch, jobs: str) -> 
 def test_when_workers_are_used(monkeypatch: pytest.MonkeyPatch) -> None:
     """Workers only where they pay: at least RUNS_PER_WORKER runs each (two cost about 85 ms to start,
     won back from about 250 runs on 2 CPUs), never more than the CPUs this process may use."""
-    monkeypatch.setattr("rigcheck.core.sandbox.safe_to_fork", lambda: True)
-    monkeypatch.setattr("rigcheck.core.cpus.usable_cpus", lambda: 8)
+    monkeypatch.setattr("rigcheck.core.engine.sandbox.safe_to_fork", lambda: True)
+    monkeypatch.setattr("rigcheck.core.lint.cpus.usable_cpus", lambda: 8)
     per = RUNS_PER_WORKER
     assert per == 128
     assert worker_count(1, 10_000) == 0  # --jobs 1: in this process
@@ -104,20 +104,20 @@ def test_when_workers_are_used(monkeypatch: pytest.MonkeyPatch) -> None:
     assert worker_count(8, 3 * per + 5) == (3 if FORKS else 0)  # one per RUNS_PER_WORKER runs
     assert worker_count(16, 10_000) == (8 if FORKS else 0)  # no more than the CPUs
     assert worker_count(2, 10_000, isolate_plugins=True) == 0  # --isolate-plugins forks per checker already
-    monkeypatch.setattr("rigcheck.core.cpus.usable_cpus", lambda: 1)
+    monkeypatch.setattr("rigcheck.core.lint.cpus.usable_cpus", lambda: 1)
     assert worker_count(4, 10_000) == 0  # one CPU: in this process
 
 
 def test_jobs_defaults_to_the_cpus_this_process_may_use(monkeypatch: pytest.MonkeyPatch) -> None:
     from rigcheck.commands._report import _jobs
 
-    monkeypatch.setattr("rigcheck.core.cpus.usable_cpus", lambda: 3)
+    monkeypatch.setattr("rigcheck.core.lint.cpus.usable_cpus", lambda: 3)
     assert _jobs(None) == 3
     assert _jobs(5) == 5  # as given; worker_count caps the workers
 
 
 def test_no_workers_while_another_thread_runs(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("rigcheck.core.cpus.usable_cpus", lambda: 8)
+    monkeypatch.setattr("rigcheck.core.lint.cpus.usable_cpus", lambda: 8)
     stop = threading.Event()
     thread = threading.Thread(target=stop.wait)
     thread.start()

@@ -12,8 +12,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from rigcheck.core import lint
-from rigcheck.core.lint import MAX_HINTED_NAMES, _Names
+from rigcheck.core.lint import lint
+from rigcheck.core.lint.lint import MAX_HINTED_NAMES, _Names
 
 RIG = """\
 apiVersion: rigcheck/v1
@@ -117,7 +117,7 @@ def test_only_the_first_unknown_names_get_a_suggestion(
             WORKLOAD.format(name=f"job-{number:03d}", rig=f"rigg-{number:03d}")
         )
     searches = [0]
-    from rigcheck.core import fields
+    from rigcheck.core.spec import fields
 
     real = fields.did_you_mean
 

@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from rigcheck.core.errors import SpecError
-from rigcheck.core.loader import load_yaml_file, load_yaml_text, resolve_plain_scalar
-from rigcheck.core.positions import Mark
+from rigcheck.core.engine.errors import SpecError
+from rigcheck.core.spec.loader import load_yaml_file, load_yaml_text, resolve_plain_scalar
+from rigcheck.core.spec.positions import Mark
 
 
 def load(text: str):  # type: ignore[no-untyped-def]

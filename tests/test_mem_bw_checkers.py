@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rigcheck.core.findings import Severity
+from rigcheck.core.engine.findings import Severity
 
 from .conftest import MINIMAL_RIG
 
@@ -36,8 +36,8 @@ def test_mem001_fails_with_reestimated_fixes(check) -> None:  # type: ignore[no-
     # every fix listed was re-estimated and passes: apply it and check again
     from dataclasses import replace
 
-    from rigcheck.core.documents import parse_spec
-    from rigcheck.core.estimate import estimate_memory, estimate_workload, fit_verdict
+    from rigcheck.core.estimate.estimate import estimate_memory, estimate_workload, fit_verdict
+    from rigcheck.core.spec.documents import parse_spec
 
     inputs = estimate_workload(parse_spec(text).model).inputs
     assert evidence["fixes"]
@@ -56,8 +56,8 @@ def test_mem001_pass_reports_headroom_and_largest_micro_batch(check) -> None:  #
 
 
 def test_mem001_warns_above_90_percent(check) -> None:  # type: ignore[no-untyped-def]
-    from rigcheck.core.documents import parse_spec
-    from rigcheck.core.estimate import estimate_workload
+    from rigcheck.core.estimate.estimate import estimate_workload
+    from rigcheck.core.spec.documents import parse_spec
 
     document = parse_spec(
         workload("activation_checkpointing: true\nbatch: {micro: 1, seq_len: 2048}\nlora: {rank: 16}\n")
@@ -97,7 +97,7 @@ def test_bw003_training_time_against_run_hours(check) -> None:  # type: ignore[n
     """GPT-2 124M on one RTX 4090, no framework named: 855,157,248 FLOPs per token (6 x 123,651,840 matmul
     params + 12 x 12 x 768 x 1024) at 165.2 TFLOPS x HFU 0.45 (x 0.7 and x 1.2 for the range):
     500M tokens in about 1.6 h (1.33-2.29 h)."""
-    from rigcheck.core.facts import load_rule_facts
+    from rigcheck.core.catalog.facts import load_rule_facts
 
     table = load_rule_facts("throughput")["training_hfu"]
     hfu = table["frameworks"]["default"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import pytest
 
-from rigcheck.core.facts import load_rule_facts
+from rigcheck.core.catalog.facts import load_rule_facts
 
 from .memory_cases import all_results, error_band, load_cases, summary
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from rigcheck.core.documents import load_spec, parse_spec
-from rigcheck.core.errors import SpecError
+from rigcheck.core.engine.errors import SpecError
+from rigcheck.core.spec.documents import load_spec, parse_spec
 
 from .conftest import MINIMAL_RIG, MINIMAL_WORKLOAD, SPECS
 
@@ -139,12 +139,12 @@ def _model_classes() -> list[type]:
     from pydantic import BaseModel
 
     for name in (
-        "rigcheck.core.models.rig",
-        "rigcheck.core.models.workload",
-        "rigcheck.core.config",
-        "rigcheck.core.catalog",
-        "rigcheck.core.report",
-        "rigcheck.core.findings",
+        "rigcheck.core.spec.models.rig",
+        "rigcheck.core.spec.models.workload",
+        "rigcheck.core.engine.config",
+        "rigcheck.core.catalog.catalog",
+        "rigcheck.core.report.report",
+        "rigcheck.core.engine.findings",
         "rigcheck.evidence.model",
     ):
         importlib.import_module(name)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from rigcheck.core.estimation.network import InterfaceList, open_ports, port_open
-from rigcheck.core.findings import Severity
+from rigcheck.core.engine.findings import Severity
+from rigcheck.core.estimate.network import InterfaceList, open_ports, port_open
 
 
 def rig(node: str, count: int = 2, gpus: str = "{model: H100 SXM, count: 8}", extra_nodes: str = "") -> str:
@@ -94,7 +94,7 @@ class TestFabric:
         all-gathers of the 16-bit params and a reduce-scatter of the 16-bit grads, each 15/16 x 16.06 GB,
         over ports x Gb/s / 8 x 0.85 (RDMA); compute 16 x 4096 tokens x (6 x 7,504,924,672 + 12 x 32 x
         4096 x 4096) FLOPs / (16 x 989.4 TFLOPS x 0.45 x 0.75, Hopper); 0.8 of the compute hides them."""
-        from rigcheck.core.facts import load_rule_facts
+        from rigcheck.core.catalog.facts import load_rule_facts
 
         facts = load_rule_facts("throughput")
         hfu = (

@@ -13,10 +13,10 @@ import jsonschema
 import pytest
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from rigcheck.core.fields import Choice
-from rigcheck.core.models.rig import Rig
-from rigcheck.core.models.workload import Workload
-from rigcheck.core.schemas import schema
+from rigcheck.core.spec.fields import Choice
+from rigcheck.core.spec.models.rig import Rig
+from rigcheck.core.spec.models.workload import Workload
+from rigcheck.core.spec.schemas import schema
 
 from .conftest import MINIMAL_RIG, MINIMAL_WORKLOAD
 
@@ -168,8 +168,8 @@ def test_a_wrong_choice_names_file_line_field_and_the_choices(run_cli, write_spe
 
 
 def _schema_problems(text: str, change: Any) -> list[str]:
-    from rigcheck.core.documents import parse_spec
-    from rigcheck.core.validate import _json_schema_problems
+    from rigcheck.core.spec.documents import parse_spec
+    from rigcheck.core.spec.validate import _json_schema_problems
 
     document = parse_spec(textwrap.dedent(text), "spec.yaml")
     change(document.yaml.data)
@@ -235,7 +235,7 @@ def test_a_memory_size_that_contradicts_the_card_names_the_cards(run_cli, write_
 
 
 def test_a_memory_size_shared_by_several_cards_is_ambiguous(catalog) -> None:  # type: ignore[no-untyped-def]
-    from rigcheck.core.catalog import CatalogLookupError
+    from rigcheck.core.catalog.catalog import CatalogLookupError
 
     with pytest.raises(CatalogLookupError) as excinfo:
         catalog.lookup("A100 80GB")
@@ -264,7 +264,7 @@ def test_gpus_ranks_the_cards_a_number_is_part_of_first(run_cli) -> None:  # typ
 
 
 def test_an_ambiguous_name_lists_every_card(catalog) -> None:  # type: ignore[no-untyped-def]
-    from rigcheck.core.catalog import CatalogLookupError, short_name
+    from rigcheck.core.catalog.catalog import CatalogLookupError, short_name
 
     with pytest.raises(CatalogLookupError) as excinfo:
         catalog.lookup("RTX")
@@ -274,10 +274,10 @@ def test_an_ambiguous_name_lists_every_card(catalog) -> None:  # type: ignore[no
 
 
 def test_an_ambiguous_name_is_never_clipped_in_a_spec_error() -> None:
-    from rigcheck.core.catalog import Catalog
-    from rigcheck.core.context import CheckContext
-    from rigcheck.core.documents import parse_spec
-    from rigcheck.core.errors import SpecError
+    from rigcheck.core.catalog.catalog import Catalog
+    from rigcheck.core.engine.context import CheckContext
+    from rigcheck.core.engine.errors import SpecError
+    from rigcheck.core.spec.documents import parse_spec
 
     catalog = Catalog()
     for index in range(80):
@@ -373,8 +373,8 @@ def test_structure_errors_are_one_line_at_the_place_to_fix(
 
 
 def test_a_line_at_the_column_of_a_list_names_the_item() -> None:
-    from rigcheck.core.errors import SpecError
-    from rigcheck.core.loader import load_yaml_text
+    from rigcheck.core.engine.errors import SpecError
+    from rigcheck.core.spec.loader import load_yaml_text
 
     text = (
         "nodes:\n  - name: a\n    storage:\n      - kind: nvme\n        capacity_gb: 2\n      read_mb_s: 9\n"
@@ -389,8 +389,8 @@ def test_a_line_at_the_column_of_a_list_names_the_item() -> None:
 
 
 def test_a_colon_in_a_value_says_to_quote_it() -> None:
-    from rigcheck.core.errors import SpecError
-    from rigcheck.core.loader import load_yaml_text
+    from rigcheck.core.engine.errors import SpecError
+    from rigcheck.core.spec.loader import load_yaml_text
 
     with pytest.raises(SpecError) as excinfo:
         load_yaml_text("name: a\ndescription: two GPUs: 3090s\n", "rig.yaml")
@@ -401,8 +401,8 @@ def test_a_colon_in_a_value_says_to_quote_it() -> None:
 
 
 def test_the_pure_python_parser_gets_the_same_messages(monkeypatch: pytest.MonkeyPatch) -> None:
-    from rigcheck.core import loader
-    from rigcheck.core.errors import SpecError
+    from rigcheck.core.engine.errors import SpecError
+    from rigcheck.core.spec import loader
 
     texts = [
         NODE.replace("    memory_gib: 64", "\tmemory_gib: 64"),
@@ -444,16 +444,16 @@ def test_explain_suggests_the_nearest_code_and_name(run_cli, name: str) -> None:
 
 
 def test_the_field_reference_of_specs_md_is_generated_from_the_models() -> None:
-    from rigcheck.core.field_docs import with_reference
+    from rigcheck.core.spec.field_docs import with_reference
 
     from .conftest import REPO
 
     text = (REPO / "docs" / "specs.md").read_text(encoding="utf-8")
-    assert text == with_reference(text), "run: python -m rigcheck.core.field_docs docs/specs.md"
+    assert text == with_reference(text), "run: python -m rigcheck.core.spec.field_docs docs/specs.md"
 
 
 def test_every_model_field_is_in_specs_md() -> None:
-    from rigcheck.core.field_docs import field_rows
+    from rigcheck.core.spec.field_docs import field_rows
 
     from .conftest import REPO
 

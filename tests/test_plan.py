@@ -10,7 +10,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from rigcheck.core.facts import load_rule_facts
+from rigcheck.core.catalog.facts import load_rule_facts
 from rigcheck.core.plan.prices import price_book
 
 from .conftest import REPO

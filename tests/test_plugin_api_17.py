@@ -16,8 +16,8 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 import rigcheck
-from rigcheck.core.errors import PluginError
-from rigcheck.core.plugin_manager import PluginHost
+from rigcheck.core.engine.errors import PluginError
+from rigcheck.core.engine.plugin_manager import PluginHost
 from rigcheck.testing import run
 
 REPO = Path(__file__).resolve().parents[1]
@@ -113,8 +113,8 @@ class TestPluginSettings:
         module.rigcheck_checkers = rigcheck.hookimpl(lambda register: register(Mutates()))  # type: ignore[attr-defined]
         module.rigcheck_config_schema = rigcheck.hookimpl(lambda register: register(Mutable))  # type: ignore[attr-defined]
         registry = PluginHost(autoload=False, builtins=(), extra_plugins=[("mutates", module)]).load()
-        from rigcheck.core.documents import parse_spec
-        from rigcheck.core.engine import build_catalog, run_checks
+        from rigcheck.core.engine.engine import build_catalog, run_checks
+        from rigcheck.core.spec.documents import parse_spec
         from rigcheck.testing import rig_yaml
 
         doc = parse_spec(rig_yaml(RIG), "rig.yaml", kind="Rig")
@@ -367,8 +367,8 @@ def test_a_list_is_still_fine_and_a_raise_while_iterating_is_still_engine001() -
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="--isolate-plugins needs fork")
 def test_none_is_engine003_in_an_isolated_checker_too() -> None:
-    from rigcheck.core.documents import parse_spec
-    from rigcheck.core.engine import RunOptions, build_catalog, run_checks
+    from rigcheck.core.engine.engine import RunOptions, build_catalog, run_checks
+    from rigcheck.core.spec.documents import parse_spec
     from rigcheck.testing import rig_yaml
 
     registry = PluginHost(autoload=False, builtins=(), extra_plugins=[("returns", returning(None))]).load()
@@ -432,11 +432,11 @@ def test_a_bad_catalog_entry_names_every_field_that_failed() -> None:
 
 
 def test_the_catalog_field_table_matches_the_model() -> None:
-    from rigcheck.core.catalog import GpuSpec
-    from rigcheck.core.catalog_docs import block, current_block
+    from rigcheck.core.catalog.catalog import GpuSpec
+    from rigcheck.core.catalog.catalog_docs import block, current_block
 
     documented = current_block(PLUGINS_MD)
-    assert documented == block(), "run python -m rigcheck.core.catalog_docs docs/plugins.md"
+    assert documented == block(), "run python -m rigcheck.core.catalog.catalog_docs docs/plugins.md"
     rows = re.findall(r"^\| `(\w+)` \| (\*\*yes\*\*|no) \|", documented, flags=re.MULTILINE)
     assert [name for name, _ in rows] == list(GpuSpec.model_fields)
     required = {name for name, flag in rows if flag == "**yes**"}
@@ -463,7 +463,7 @@ def test_another_plugins_name_is_refused_and_override_still_replaces() -> None:
     second = catalog_plugin({**GOOD, "id": "other-x1", "aliases": []}, name="second", code="SND001")
     result = run({"nodes": [{"gpus": {"model": "ACME X1"}}]}, plugins=[first, second], select=["ENGINE"])
     assert "'ACME X1' already names 'acme-x1'" in result.one("ENGINE004", "fail").message
-    from rigcheck.core.engine import build_catalog
+    from rigcheck.core.engine.engine import build_catalog
 
     replacing = {**GOOD, "id": "rtx-4090", "name": "NVIDIA GeForce RTX 4090", "aliases": ["RTX 4090"]}
     registry = PluginHost(
@@ -538,7 +538,7 @@ def test_the_documented_public_names_are_rigchecks_all() -> None:
     assert sorted(names) == sorted(rigcheck.__all__)
     for name in names:
         assert getattr(rigcheck, name) is not None
-    from rigcheck.core.errors import SpecError
+    from rigcheck.core.engine.errors import SpecError
 
     assert rigcheck.SpecError is SpecError and issubclass(rigcheck.SpecError, Exception)
 
@@ -636,8 +636,8 @@ def test_the_settings_example_of_the_docs_works_as_written() -> None:
     module = types.ModuleType("docs_site_policy")
     module.__dict__["rigcheck"] = rigcheck
     exec(compile(code, "docs/plugins.md", "exec"), module.__dict__)
-    from rigcheck.core.config import settings_from
-    from rigcheck.core.lint import Pipeline
+    from rigcheck.core.engine.config import settings_from
+    from rigcheck.core.lint.lint import Pipeline
 
     registry = PluginHost(autoload=False, builtins=(), extra_plugins=[("docs_site_policy", module)]).load()
     pipeline = Pipeline(registry, None, settings_from(yaml_text), 10.0)  # type: ignore[arg-type]

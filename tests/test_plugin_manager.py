@@ -9,8 +9,8 @@ from importlib.metadata import EntryPoint
 import pytest
 
 from rigcheck import Checker, Rule, RuleDocs, Severity, hookimpl
-from rigcheck.core.errors import PluginError
-from rigcheck.core.plugin_manager import PluginHost
+from rigcheck.core.engine.errors import PluginError
+from rigcheck.core.engine.plugin_manager import PluginHost
 
 DOCS = RuleDocs(what="w", why="y", example="e", fix="f")
 

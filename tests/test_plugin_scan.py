@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rigcheck.core import plugin_env
+from rigcheck.core.engine import plugin_env
 
 
 @pytest.fixture

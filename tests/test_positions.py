@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rigcheck.core.positions import (
+from rigcheck.core.spec.positions import (
     escape_token,
     parent_pointer,
     pointer_for_data_path,
@@ -29,7 +29,7 @@ def test_index_of_a_one_or_many_field_written_as_a_mapping_is_dropped() -> None:
 def test_a_spec_document_locates_a_pointer_once_and_as_the_source_map_does() -> None:
     """SpecDocument.locate keeps each location it makes (twin nodes and checkers ask again); what it
     returns is what the source map gives: the key's line, or the nearest written ancestor's."""
-    from rigcheck.core.documents import parse_spec
+    from rigcheck.core.spec.documents import parse_spec
 
     text = (
         "apiVersion: rigcheck/v1\nkind: Rig\nname: r\nnodes:\n"

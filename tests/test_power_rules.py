@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from rigcheck.core.findings import Severity
+from rigcheck.core.engine.findings import Severity
 
 
 def rig(psu: str, gpus: str = "{model: RTX 3090, count: 2}", site: str = "", extra: str = "") -> str:
@@ -135,8 +135,8 @@ class TestWallCircuit:
         assert finding.evidence["wall_w"] == round((2 * limit + 200) / 0.9)
 
     def test_efficiency_follows_the_80plus_curve(self) -> None:
-        from rigcheck.core.estimation.power import PsuGroup, efficiency
-        from rigcheck.core.facts import load_rule_facts
+        from rigcheck.core.catalog.facts import load_rule_facts
+        from rigcheck.core.estimate.power import PsuGroup, efficiency
 
         facts = load_rule_facts("power")
         psu = PsuGroup(0, "", 1000, 1, 1, 0, "80plus-gold", None, None, (), None)

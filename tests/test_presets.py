@@ -6,16 +6,16 @@ import json
 
 import pytest
 
-from rigcheck.core.documents import parse_spec
-from rigcheck.core.errors import SpecError
-from rigcheck.core.estimation.architecture import (
+from rigcheck.core.engine.errors import SpecError
+from rigcheck.core.estimate.architecture import (
     architecture_from_mapping,
     find_preset,
     hf_config_values,
     preset_ids,
     resolve_architecture,
 )
-from rigcheck.core.loader import load_yaml_file
+from rigcheck.core.spec.documents import parse_spec
+from rigcheck.core.spec.loader import load_yaml_file
 
 from .conftest import MINIMAL_WORKLOAD, SPECS
 

@@ -58,8 +58,8 @@ def platforms() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def catalog() -> Any:
-    from rigcheck.core.engine import build_catalog
-    from rigcheck.core.plugin_manager import PluginHost
+    from rigcheck.core.engine.engine import build_catalog
+    from rigcheck.core.engine.plugin_manager import PluginHost
 
     return build_catalog(PluginHost(autoload=False).load())
 
@@ -243,7 +243,7 @@ def test_size_names_are_unique(instances) -> None:
         if name in names or name.lower() in everywhere:
             duplicates.append(f"{family['provider']}: {name}")
         names.add(name)
-        # rigcheck/core/instances.py looks a lowercased name up in every family, so names are unique overall.
+        # rigcheck/core/catalog/instances.py looks a lowercased name up in every family, so names are unique overall.
         everywhere.add(name.lower())
     assert not duplicates, duplicates
 
@@ -268,7 +268,7 @@ def test_sizes_keep_the_fields_instances_py_reads(instances) -> None:
 
 
 def test_instances_py_still_reads_the_file() -> None:
-    from rigcheck.core.instances import family_sizes
+    from rigcheck.core.catalog.instances import family_sizes
 
     # every size name finds its own family through the module PLT002's fixes use
     for family in load("instances.yaml")["families"]:

@@ -22,8 +22,8 @@ import yaml
 
 from rigcheck.cli import main
 from rigcheck.commands import probe as probe_command
-from rigcheck.core.documents import parse_spec
-from rigcheck.core.errors import UsageError
+from rigcheck.core.engine.errors import UsageError
+from rigcheck.core.spec.documents import parse_spec
 from rigcheck.evidence.model import Evidence
 from rigcheck.evidence.parsers.rigcheck_probe import PARSER
 from rigcheck.live.host import read_host

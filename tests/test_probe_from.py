@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 import yaml
 
-from rigcheck.core.validate import validate_files
+from rigcheck.core.spec.validate import validate_files
 from rigcheck.evidence.model import Evidence, IbPort, MountEvidence, TopologyEvidence
 from rigcheck.live.probe_from import (
     Sources,

@@ -1,4 +1,4 @@
-"""The estimator's parts kept by the inputs they read (rigcheck.core.estimation.memory.reads, issue 20):
+"""The estimator's parts kept by the inputs they read (rigcheck.core.estimate.memory.reads, issue 20):
 a kept result is returned only where every value its making read is the same, and the estimates made
 from kept parts are the estimates made without them, to the last bit and character."""
 
@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from rigcheck.core.estimation.architecture import architecture_from_mapping, find_preset
-from rigcheck.core.estimation.memory import MemoryInputs, _estimate
-from rigcheck.core.estimation.memory.reads import ReadMemo
-from rigcheck.core.facts import load_rule_facts
+from rigcheck.core.catalog.facts import load_rule_facts
+from rigcheck.core.estimate.architecture import architecture_from_mapping, find_preset
+from rigcheck.core.estimate.memory import MemoryInputs, _estimate
+from rigcheck.core.estimate.memory.reads import ReadMemo
 
 FACTS = load_rule_facts("memory")
 

@@ -11,8 +11,8 @@ import math
 
 import pytest
 
-from rigcheck.core.estimation.reliability import job_mtbf_hours, lost_fraction, young_daly_tau, young_tau
-from rigcheck.core.findings import Severity
+from rigcheck.core.engine.findings import Severity
+from rigcheck.core.estimate.reliability import job_mtbf_hours, lost_fraction, young_daly_tau, young_tau
 
 LLAMA3_MTBF_S = 3600 / (1.97e-5 * 16384)  # 11,153.7 s
 

@@ -1,4 +1,4 @@
-"""The checked root keeps the paths it resolves (rigcheck.core.boundary.resolved): each must be what
+"""The checked root keeps the paths it resolves (rigcheck.core.spec.boundary.resolved): each must be what
 ``os.path.realpath`` gives for it, symlinks, ``..``, missing files and loops included."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rigcheck.core import boundary
+from rigcheck.core.spec import boundary
 
 
 @pytest.fixture

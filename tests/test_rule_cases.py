@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from rigcheck.core.loader import load_yaml_file
+from rigcheck.core.spec.loader import load_yaml_file
 
 CASES = Path(__file__).resolve().parent / "rules"
 FILES = sorted(CASES.glob("*/*.yaml"))

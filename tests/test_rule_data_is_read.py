@@ -2,7 +2,7 @@
 is a number the docs promise and the code ignores (``throughput.yaml targets.warn_margin`` was one).
 
 A key counts as read when reading the case library and the shipped specs through ``rigcheck check``
-and ``rigcheck lint`` reads it (:func:`rigcheck.core.facts.record_reads`), or when the code names the
+and ``rigcheck lint`` reads it (:func:`rigcheck.core.catalog.facts.record_reads`), or when the code names the
 section and the key in one module (a branch the corpus does not reach), or when its section is a
 table looked up by a spec value (``TABLES``: each row is one choice of that value).
 """
@@ -20,7 +20,7 @@ import yaml
 
 from rigcheck._resources import rules_data_file
 from rigcheck.cli import main
-from rigcheck.core.facts import load_rule_facts, record_reads
+from rigcheck.core.catalog.facts import load_rule_facts, record_reads
 
 REPO = Path(__file__).resolve().parents[1]
 META = {"source", "as_of", "confidence", "notes", "note"}

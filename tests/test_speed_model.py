@@ -16,19 +16,19 @@ from typing import Any
 
 import pytest
 
-from rigcheck.core.context import CheckContext
-from rigcheck.core.documents import parse_spec
-from rigcheck.core.estimate import estimate_workload
-from rigcheck.core.estimation.architecture import Architecture, architecture_from_mapping, find_preset
-from rigcheck.core.estimation.collectives import Collective
-from rigcheck.core.estimation.decoding import expert_share_read
-from rigcheck.core.estimation.gpu_speed import clock_share, speed_facts
-from rigcheck.core.estimation.memory import MemoryInputs, estimate_memory
-from rigcheck.core.estimation.steptime import collectives, hfu_for, step_time
-from rigcheck.core.estimation.topology import Path, Topology, topology_of
-from rigcheck.core.facts import load_rule_facts
-from rigcheck.core.findings import Severity
-from rigcheck.core.rig_estimate import RigEstimate, estimate_on
+from rigcheck.core.catalog.facts import load_rule_facts
+from rigcheck.core.engine.context import CheckContext
+from rigcheck.core.engine.findings import Severity
+from rigcheck.core.engine.rig_estimate import RigEstimate, estimate_on
+from rigcheck.core.estimate.architecture import Architecture, architecture_from_mapping, find_preset
+from rigcheck.core.estimate.collectives import Collective
+from rigcheck.core.estimate.decoding import expert_share_read
+from rigcheck.core.estimate.estimate import estimate_workload
+from rigcheck.core.estimate.gpu_speed import clock_share, speed_facts
+from rigcheck.core.estimate.memory import MemoryInputs, estimate_memory
+from rigcheck.core.estimate.steptime import collectives, hfu_for, step_time
+from rigcheck.core.estimate.topology import Path, Topology, topology_of
+from rigcheck.core.spec.documents import parse_spec
 
 THROUGHPUT = load_rule_facts("throughput")
 INTERCONNECT = load_rule_facts("interconnect")
@@ -93,7 +93,7 @@ def preset(name: str) -> Architecture:
 @functools.cache
 def _catalog() -> Any:
     from rigcheck._resources import hardware_file
-    from rigcheck.core.catalog import Catalog, load_catalog_file
+    from rigcheck.core.catalog.catalog import Catalog, load_catalog_file
 
     catalog = Catalog()
     load_catalog_file(str(hardware_file("gpus.yaml")), catalog)
@@ -144,7 +144,7 @@ def test_the_numbers_these_tests_use() -> None:
     assert "Ada" in rtx4090.architecture
     assert (rtx3090.bf16_dense_tflops, rtx3090.memory_bandwidth_gbps, rtx3090.tdp_w) == (71, 936, 350)
     assert rtx3090.architecture == "Ampere"
-    from rigcheck.core.estimation.links import bridge_gbps, pcie_x16_gbps
+    from rigcheck.core.estimate.links import bridge_gbps, pcie_x16_gbps
 
     assert (pcie_x16_gbps(4), bridge_gbps("rtx-3090")) == (PCIE4_X16, AMPERE_BRIDGE)
     bus = INTERCONNECT["bus_bandwidth"]

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import pytest
 
-from rigcheck.core.estimate import estimate_workload
-from rigcheck.core.estimation.architecture import resolve_architecture
-from rigcheck.core.estimation.storage import checkpoint_bytes
-from rigcheck.core.facts import load_rule_facts
-from rigcheck.core.findings import Severity
-from rigcheck.core.models.workload import ModelSpec
+from rigcheck.core.catalog.facts import load_rule_facts
+from rigcheck.core.engine.findings import Severity
+from rigcheck.core.estimate.architecture import resolve_architecture
+from rigcheck.core.estimate.estimate import estimate_workload
+from rigcheck.core.estimate.storage import checkpoint_bytes
+from rigcheck.core.spec.models.workload import ModelSpec
 
 LLAMA2_7B = 6_738_415_616
 CKPT_BYTES = LLAMA2_7B * 14
@@ -133,7 +133,7 @@ class TestCapacity:
 
 def tokens_per_second_high(catalog) -> float:  # type: ignore[no-untyped-def]
     """The optimistic end of the throughput estimate for the test workload, as STO001 uses it."""
-    from rigcheck.core.documents import parse_spec
+    from rigcheck.core.spec.documents import parse_spec
 
     doc = parse_spec(workload(), "w.yaml")
     gpu = catalog.lookup("H100 SXM")
@@ -200,8 +200,8 @@ class TestRandomIops:
         assert finding.evidence["random_read_iops"] == pytest.approx(iops)
 
     def test_pd_ssd_throughput_per_gib(self) -> None:
-        from rigcheck.core.estimation.storage import _cloud
-        from rigcheck.core.models.rig import StorageDevice
+        from rigcheck.core.estimate.storage import _cloud
+        from rigcheck.core.spec.models.rig import StorageDevice
 
         device = StorageDevice(kind="cloud-volume", volume_type="pd-ssd", capacity_gb=1000)
         read, _, _, _ = _cloud(device, load_rule_facts("storage"))

@@ -28,8 +28,8 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("peft")
 
-from rigcheck.core.estimate import GIB
-from rigcheck.core.estimation.memory import estimate_memory
+from rigcheck.core.estimate.estimate import GIB
+from rigcheck.core.estimate.memory import estimate_memory
 from rigcheck.trace import trace_memory
 from rigcheck.trace.result import TraceResult
 
@@ -174,7 +174,7 @@ def test_lora_optimizer_holds_the_adapters_states_only(
 )
 def test_traced_peak_agrees_with_the_analytic_estimate(mapping: dict[str, Any]) -> None:
     """Two independent models of the same step: the trace counts live tensors, the analytic estimate
-    adds up formulas (rigcheck.core.estimation.memory). They agree to 3% on the allocated basis."""
+    adds up formulas (rigcheck.core.estimate.memory). They agree to 3% on the allocated basis."""
     result, inputs = trace(mapping)
     estimate = estimate_memory(inputs)
     assert result.categories["activations"] > 0  # a peak with activations in it, not only states

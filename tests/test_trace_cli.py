@@ -115,7 +115,7 @@ def test_estimate_trace_without_the_extra_is_one_line(
 def test_without_bitsandbytes_only_4bit_workloads_need_it(
     hide: Callable[..., None], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from rigcheck.core.errors import UsageError
+    from rigcheck.core.engine.errors import UsageError
 
     hide("bitsandbytes")
     reached: list[str] = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rigcheck.core.units import UnitError, convert
+from rigcheck.core.spec.units import UnitError, convert
 
 
 @pytest.mark.parametrize(

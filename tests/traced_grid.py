@@ -9,11 +9,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from rigcheck.core.documents import parse_spec
-from rigcheck.core.estimate import GIB, memory_inputs
-from rigcheck.core.estimation.architecture import resolve_architecture
-from rigcheck.core.estimation.memory import estimate_memory
-from rigcheck.core.loader import load_yaml_file
+from rigcheck.core.estimate.architecture import resolve_architecture
+from rigcheck.core.estimate.estimate import GIB, memory_inputs
+from rigcheck.core.estimate.memory import estimate_memory
+from rigcheck.core.spec.documents import parse_spec
+from rigcheck.core.spec.loader import load_yaml_file
 
 GRID = Path(__file__).resolve().parent / "data" / "traced" / "grid.yaml"
 NOTES = ("implied", "assumed")  # the wording of the estimate's notes, not what the trace ran

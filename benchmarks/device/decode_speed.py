@@ -90,9 +90,9 @@ def estimate(name: str, batch: int, prompt: int, new: int, gpu_name: str) -> dic
     """rigcheck's decode estimate for the same workload on this GPU."""
     sys.path.insert(0, str(ROOT))
     from rigcheck._resources import hardware_file
-    from rigcheck.core.catalog import Catalog, load_catalog_file
-    from rigcheck.core.documents import parse_spec
-    from rigcheck.core.estimate import estimate_workload
+    from rigcheck.core.catalog.catalog import Catalog, load_catalog_file
+    from rigcheck.core.estimate.estimate import estimate_workload
+    from rigcheck.core.spec.documents import parse_spec
 
     catalog = Catalog()
     load_catalog_file(str(hardware_file("gpus.yaml")), catalog)

@@ -51,7 +51,7 @@ def _tiny(arch):  # type: ignore[no-untyped-def]
 
 
 def run(case_id: str, steps: int, device: str, tiny: bool) -> dict[str, object]:
-    from rigcheck.core.estimation.memory import estimate_memory
+    from rigcheck.core.estimate.memory import estimate_memory
     from rigcheck.trace.models import build_config
     from tests.traced_grid import inputs_of
 

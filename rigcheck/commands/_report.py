@@ -11,16 +11,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from rigcheck.cli import EXIT_OK
 from rigcheck.commands._options import output_files
 from rigcheck.commands._shared import emit, load_registry, render_options, renderer, rule_codes
-from rigcheck.core import spec_codes
+from rigcheck.core.spec import spec_codes
+from rigcheck.exit_codes import EXIT_OK
 
 if TYPE_CHECKING:
-    from rigcheck.core.config import Settings
-    from rigcheck.core.lint import Pipeline
-    from rigcheck.core.registry import Registry
-    from rigcheck.core.report import Report
+    from rigcheck.core.engine.config import Settings
+    from rigcheck.core.engine.registry import Registry
+    from rigcheck.core.lint.lint import Pipeline
+    from rigcheck.core.report.report import Report
 
 
 class Output(NamedTuple):
@@ -90,7 +90,7 @@ def _jobs(given: int | None) -> int:
     """``--jobs`` as given, else the number of CPUs this process may use."""
     if given is not None:
         return given
-    from rigcheck.core.cpus import usable_cpus
+    from rigcheck.core.lint.cpus import usable_cpus
 
     return usable_cpus()
 
@@ -98,7 +98,7 @@ def _jobs(given: int | None) -> int:
 def run_report(args: argparse.Namespace, paths: list[str], build: Callable[[Pipeline], Report]) -> int:
     """Run a command of :func:`rigcheck.commands._options.add_report_options`: ``build`` makes the
     report from the pipeline configured for ``paths``; the exit code is the report's."""
-    from rigcheck.core.errors import RigcheckError
+    from rigcheck.core.engine.errors import RigcheckError
 
     request = ReportRequest.from_args(args, paths)
     check_output_paths([*request.output_files.values(), *filter(None, [request.create_baseline])])
@@ -123,7 +123,7 @@ def run_report(args: argparse.Namespace, paths: list[str], build: Callable[[Pipe
         write_failed(request.formats, request.output_files, str(exc))
         raise
     if request.create_baseline:
-        from rigcheck.core.baseline import write_baseline
+        from rigcheck.core.engine.baseline import write_baseline
 
         count = write_baseline(report.findings, request.create_baseline)
         print(f"rigcheck: wrote {count} baseline entries to {request.create_baseline}", file=sys.stderr)
@@ -145,11 +145,11 @@ UNFINISHED = "the run did not finish its report (it was ended: a plugin, a signa
 
 def check_output_paths(paths: Sequence[str]) -> None:
     """A usage error, before any work is done, for an output rigcheck would not write
-    (:func:`rigcheck.core.boundary.output_problem`: not a regular file, a missing folder, a folder
+    (:func:`rigcheck.core.spec.boundary.output_problem`: not a regular file, a missing folder, a folder
     linked out of the repository) and for two outputs that name one file."""
-    from rigcheck.core.boundary import output_problem
-    from rigcheck.core.errors import UsageError
-    from rigcheck.core.render.escape import escape_text
+    from rigcheck.core.engine.errors import UsageError
+    from rigcheck.core.report.render.escape import escape_text
+    from rigcheck.core.spec.boundary import output_problem
 
     seen: dict[str, str] = {}
     for path in paths:
@@ -166,10 +166,10 @@ def check_output_paths(paths: Sequence[str]) -> None:
 
 def write_failed(formats: Sequence[str], files: Mapping[int, str], reason: str) -> None:
     """Replace each output file with a report, in its format, that says nothing was checked and why
-    (:mod:`rigcheck.core.render.failed`); an output that cannot be written is left as it is."""
+    (:mod:`rigcheck.core.report.render.failed`); an output that cannot be written is left as it is."""
     from rigcheck._version import __version__
-    from rigcheck.core.boundary import BoundaryError
-    from rigcheck.core.render.failed import failed_report
+    from rigcheck.core.report.render.failed import failed_report
+    from rigcheck.core.spec.boundary import BoundaryError
 
     for slot, path in files.items():
         name = formats[slot] if slot < len(formats) else "text"
@@ -182,10 +182,10 @@ def write_failed(formats: Sequence[str], files: Mapping[int, str], reason: str) 
 def build_pipeline(request: ReportRequest) -> Pipeline:
     """The project config found for the request's paths with the command line over it, the plugins it
     names, the catalog, the time limit and the baseline."""
-    from rigcheck.core.config import load_settings
-    from rigcheck.core.engine import DEFAULT_TIMEOUT_S, build_catalog
-    from rigcheck.core.lint import Pipeline
-    from rigcheck.core.sandbox import isolation_requested
+    from rigcheck.core.engine.config import load_settings
+    from rigcheck.core.engine.engine import DEFAULT_TIMEOUT_S, build_catalog
+    from rigcheck.core.engine.sandbox import isolation_requested
+    from rigcheck.core.lint.lint import Pipeline
 
     cli: dict[str, Any] = {}
     if request.select is not None:
@@ -218,8 +218,8 @@ def build_pipeline(request: ReportRequest) -> Pipeline:
 
 def _inside_root(path: str, settings: Settings, pointer: str) -> None:
     """A path the project config names must be inside the checked root (SPEC014), else exit 2."""
-    from rigcheck.core.boundary import outside_reason
-    from rigcheck.core.errors import Problem, SpecError
+    from rigcheck.core.engine.errors import Problem, SpecError
+    from rigcheck.core.spec.boundary import outside_reason
 
     reason = outside_reason(path)
     if reason is not None:
@@ -239,7 +239,7 @@ def _inside_root(path: str, settings: Settings, pointer: str) -> None:
 def report_outputs(formats: Sequence[str], files: Mapping[int, str], registry: Registry) -> list[Output]:
     """Each ``--format`` with its renderer and the ``--output`` after it (``files``, by the format's
     position); no format means text (github under GitHub Actions). At most one goes to standard output."""
-    from rigcheck.core.errors import UsageError
+    from rigcheck.core.engine.errors import UsageError
 
     formats = list(formats)
     if not formats:
@@ -260,7 +260,7 @@ def stored_chunk_text(outputs: Sequence[Output]) -> Any:
     when one of ``outputs`` is rigcheck's JSON report (it then writes those chunks as they are), else
     None."""
     # imported by report_outputs only when it is asked for: a check or lint to text never loads it
-    json = sys.modules.get("rigcheck.core.render.json")
+    json = sys.modules.get("rigcheck.core.report.render.json")
     if json is not None and any(output.render is json.render_json for output in outputs):
         return json.stored_chunk
     return None

@@ -10,10 +10,10 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
 if TYPE_CHECKING:
-    from rigcheck.core.config import Settings
-    from rigcheck.core.documents import SpecDocument
-    from rigcheck.core.registry import Registry
-    from rigcheck.core.render import RenderOptions
+    from rigcheck.core.engine.config import Settings
+    from rigcheck.core.engine.registry import Registry
+    from rigcheck.core.report.render import RenderOptions
+    from rigcheck.core.spec.documents import SpecDocument
 
 
 def load_registry(
@@ -21,13 +21,13 @@ def load_registry(
 ) -> Registry:
     """Plugins: built-ins, entry points, the project config's ``plugins:`` and ``-p`` (``plugins``);
     ``isolate`` is ``--isolate-plugins`` (None: RIGCHECK_ISOLATE_PLUGINS decides)."""
-    from rigcheck.core.plugin_manager import PluginHost
+    from rigcheck.core.engine.plugin_manager import PluginHost
 
     blocked = [item[3:] for item in plugins if item.startswith("no:")]
     modules = [item for item in plugins if not item.startswith("no:")]
     config_modules = list(config["plugins"]) if config is not None else []
     config_root = str(config.base) if config is not None and config.path else None
-    from rigcheck.core.sandbox import isolation_requested
+    from rigcheck.core.engine.sandbox import isolation_requested
 
     return PluginHost(
         extra_modules=modules,
@@ -40,8 +40,8 @@ def load_registry(
 
 def renderer(registry: Registry, name: str) -> Any:
     """The render function of the format ``name``; a usage error with a suggestion for an unknown one."""
-    from rigcheck.core.errors import UsageError
-    from rigcheck.core.fields import did_you_mean
+    from rigcheck.core.engine.errors import UsageError
+    from rigcheck.core.spec.fields import did_you_mean
 
     entry = registry.formats.get(name)
     if entry is None:
@@ -71,7 +71,7 @@ def render_options(
 ) -> RenderOptions:
     """The renderers' options for one output: colour, Unicode where the output takes it, the rules of
     ``registry`` and the root that file paths are made relative to."""
-    from rigcheck.core.render import RenderOptions
+    from rigcheck.core.report.render import RenderOptions
 
     encoding = (getattr(sys.stdout, "encoding", None) or "").lower()
     unicode = to_file or encoding.replace("-", "") in ("utf8", "utf16", "utf32")
@@ -119,8 +119,8 @@ def load_specs(
 ) -> tuple[SpecDocument | None, SpecDocument | None]:
     """Load the rig and the workload (either may be None: then so is its document); report the problems
     of both files before giving up."""
-    from rigcheck.core.documents import load_spec
-    from rigcheck.core.errors import SpecError
+    from rigcheck.core.engine.errors import SpecError
+    from rigcheck.core.spec.documents import load_spec
 
     loaded: list[SpecDocument | None] = []
     problems = []
@@ -139,15 +139,15 @@ def load_specs(
 
 def emit(text: str | Iterable[str | bytes | memoryview], output: str | None) -> None:
     """Write ``text`` (a string, or its parts in order) to the file ``output``, replaced whole once
-    written (:func:`rigcheck.core.boundary.replacing`), or to standard output when it is None or
+    written (:func:`rigcheck.core.spec.boundary.replacing`), or to standard output when it is None or
     empty. A part may be UTF-8 bytes (the JSON writer's chunks: see
-    :func:`rigcheck.core.render.json._listed`); they are written as they are where the stream is UTF-8
+    :func:`rigcheck.core.report.render.json._listed`); they are written as they are where the stream is UTF-8
     and translates no newline, else decoded and written as text."""
     parts = [text] if isinstance(text, str) else text
     if output:
-        from rigcheck.core.boundary import BoundaryError, replacing
-        from rigcheck.core.errors import UsageError
-        from rigcheck.core.render.escape import escape_text
+        from rigcheck.core.engine.errors import UsageError
+        from rigcheck.core.report.render.escape import escape_text
+        from rigcheck.core.spec.boundary import BoundaryError, replacing
 
         try:
             with replacing(output) as handle:  # beside the file, renamed over it; never through a link

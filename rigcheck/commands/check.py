@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 from rigcheck.commands._options import add_report_options
 
 if TYPE_CHECKING:
-    from rigcheck.core.lint import Pipeline
-    from rigcheck.core.registry import Registry
-    from rigcheck.core.report import Report
+    from rigcheck.core.engine.registry import Registry
+    from rigcheck.core.lint.lint import Pipeline
+    from rigcheck.core.report.report import Report
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -34,8 +34,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from rigcheck.commands._report import run_report
     from rigcheck.commands._shared import load_specs
-    from rigcheck.core.collector import collector_paused
-    from rigcheck.core.specs_index import resolve_spec_argument
+    from rigcheck.core.engine.collector import collector_paused
+    from rigcheck.core.spec.specs_index import resolve_spec_argument
 
     rig_path = resolve_spec_argument(args.rig, "Rig")
     workload_path = resolve_spec_argument(args.workload, "Workload") if args.workload else None
@@ -59,7 +59,7 @@ def _load_evidence(paths: list[str], registry: Registry) -> tuple[list[Any], lis
     """Parse the --evidence files with the registered parsers (imported only when evidence is given)."""
     if not paths:
         return [], []
-    from rigcheck.core.report import InputFile
+    from rigcheck.core.report.report import InputFile
     from rigcheck.evidence.loader import file_sha256, load_evidence
 
     evidence = load_evidence(paths, [parser for parser, _ in registry.evidence_parsers])
@@ -67,7 +67,7 @@ def _load_evidence(paths: list[str], registry: Registry) -> tuple[list[Any], lis
     for path, item in zip(paths, evidence, strict=True):
         digest = file_sha256(path)
         if digest is None:  # read a moment ago: removed or made unreadable since
-            from rigcheck.core.errors import UsageError
+            from rigcheck.core.engine.errors import UsageError
 
             raise UsageError(f"cannot read evidence file {path}")
         inputs.append(InputFile(path=path, kind="Evidence", name=item.tool, sha256=digest))

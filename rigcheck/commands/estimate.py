@@ -9,13 +9,13 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from rigcheck.cli import EXIT_FINDINGS, EXIT_OK
 from rigcheck.commands._options import add_plugin_options
 from rigcheck.commands._shared import emit, load_registry, load_specs
+from rigcheck.exit_codes import EXIT_FINDINGS, EXIT_OK
 
 if TYPE_CHECKING:
-    from rigcheck.core.context import CheckContext
-    from rigcheck.core.documents import SpecDocument
+    from rigcheck.core.engine.context import CheckContext
+    from rigcheck.core.spec.documents import SpecDocument
     from rigcheck.trace.result import TraceResult
 
 
@@ -45,10 +45,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from rigcheck.core import estimate_report
-    from rigcheck.core.context import CheckContext
-    from rigcheck.core.engine import build_catalog
-    from rigcheck.core.specs_index import resolve_spec_argument
+    from rigcheck.core.engine.context import CheckContext
+    from rigcheck.core.engine.engine import build_catalog
+    from rigcheck.core.report import estimate_report
+    from rigcheck.core.spec.specs_index import resolve_spec_argument
 
     workload_path = resolve_spec_argument(args.workload, "Workload")
     rig_path = resolve_spec_argument(args.rig, "Rig") if args.rig else None
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.format == "markdown":
         text = estimate_report.render_markdown(result)
     elif args.format == "html":
-        from rigcheck.core.render.html import render_estimate
+        from rigcheck.core.report.render.html import render_estimate
 
         text = render_estimate(result)
     else:
@@ -77,8 +77,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _load_workload(path: str) -> SpecDocument:
     """The workload alone, its model resolved: a bad preset or LoRA target is an error at its line."""
-    from rigcheck.core.context import resolve_model
-    from rigcheck.core.documents import load_spec
+    from rigcheck.core.engine.context import resolve_model
+    from rigcheck.core.spec.documents import load_spec
 
     document = load_spec(path, kind="Workload")
     resolve_model(document)
@@ -87,7 +87,7 @@ def _load_workload(path: str) -> SpecDocument:
 
 def _trace(workload_doc: SpecDocument, ctx: CheckContext | None) -> TraceResult:
     """Trace the workload (rigcheck.trace), with progress on standard error."""
-    from rigcheck.core import estimate_report
+    from rigcheck.core.report import estimate_report
     from rigcheck.trace import trace_memory
 
     inputs = estimate_report.inputs_for(workload_doc, ctx)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rigcheck.cli import EXIT_FINDINGS, EXIT_OK
 from rigcheck.commands._options import add_plugin_options
 from rigcheck.commands._shared import emit
+from rigcheck.exit_codes import EXIT_FINDINGS, EXIT_OK
 
 FORMATS = ("text", "json", "yaml")
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from rigcheck.cli import EXIT_OK
 from rigcheck.commands._options import add_plugin_options
 from rigcheck.commands._shared import load_registry
+from rigcheck.exit_codes import EXIT_OK
 
 if TYPE_CHECKING:
-    from rigcheck.core.registry import Registry, RuleEntry
+    from rigcheck.core.engine.registry import Registry, RuleEntry
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -24,9 +24,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rigcheck.core.docgen import rule_markdown
-    from rigcheck.core.errors import UsageError
-    from rigcheck.core.render.escape import escape_lines
+    from rigcheck.core.engine.errors import UsageError
+    from rigcheck.core.report.docgen import rule_markdown
+    from rigcheck.core.report.render.escape import escape_lines
 
     registry = load_registry(args.plugins)
     entry = find_rule(registry, args.code)

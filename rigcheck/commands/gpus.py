@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rigcheck.cli import EXIT_OK
 from rigcheck.commands._options import add_plugin_options
 from rigcheck.commands._shared import load_registry
+from rigcheck.exit_codes import EXIT_OK
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -20,10 +20,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rigcheck.core.catalog import CatalogLookupError
-    from rigcheck.core.engine import build_catalog
-    from rigcheck.core.errors import UsageError
-    from rigcheck.core.render.escape import dump_json, escape_line
+    from rigcheck.core.catalog.catalog import CatalogLookupError
+    from rigcheck.core.engine.engine import build_catalog
+    from rigcheck.core.engine.errors import UsageError
+    from rigcheck.core.report.render.escape import dump_json, escape_line
 
     catalog = build_catalog(load_registry(args.plugins))
     if args.query:

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 from rigcheck.commands._options import add_jobs_option, add_report_options
 
 if TYPE_CHECKING:
-    from rigcheck.core.lint import Pipeline
-    from rigcheck.core.report import Report
+    from rigcheck.core.lint.lint import Pipeline
+    from rigcheck.core.report.report import Report
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -30,8 +30,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from rigcheck.commands._report import run_report
-    from rigcheck.core.collector import collector_paused
-    from rigcheck.core.lint import lint
+    from rigcheck.core.engine.collector import collector_paused
+    from rigcheck.core.lint.lint import lint
 
     paths = args.paths or ["."]
 

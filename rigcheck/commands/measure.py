@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from rigcheck.cli import EXIT_OK
+from rigcheck.exit_codes import EXIT_OK
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:

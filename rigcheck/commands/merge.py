@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 from rigcheck.commands._shared import emit, load_registry, render_options, renderer
 
 if TYPE_CHECKING:
-    from rigcheck.core.documents import SpecDocument
-    from rigcheck.core.findings import Finding
-    from rigcheck.core.report import Report
+    from rigcheck.core.engine.findings import Finding
+    from rigcheck.core.report.report import Report
+    from rigcheck.core.spec.documents import SpecDocument
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -39,8 +39,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Write the merged rig (to ``-o`` or standard output) and the drift report (to standard output,
     or standard error when the rig went there); the exit code is the drift report's."""
-    from rigcheck.core.merge import merge_probes
-    from rigcheck.core.yaml_writer import dump_yaml
+    from rigcheck.core.lint.merge import merge_probes
+    from rigcheck.core.spec.yaml_writer import dump_yaml
 
     docs = _load_probe_files(args.files)
     merged, findings = merge_probes(docs, name=args.name)
@@ -61,8 +61,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _load_probe_files(paths: list[str]) -> list[SpecDocument]:
     """The probe files as rig documents of one node each; the problems of every file before giving up."""
-    from rigcheck.core.documents import load_spec
-    from rigcheck.core.errors import Problem, SpecError
+    from rigcheck.core.engine.errors import Problem, SpecError
+    from rigcheck.core.spec.documents import load_spec
 
     docs: list[SpecDocument] = []
     problems = []
@@ -85,8 +85,8 @@ def _load_probe_files(paths: list[str]) -> list[SpecDocument]:
 
 def _drift_report(docs: list[SpecDocument], findings: list[Finding], *, name: str, fail_on: str) -> Report:
     """The drift findings as a report, rendered by the same formats as ``rigcheck check``'s."""
-    from rigcheck.core.findings import Severity
-    from rigcheck.core.report import build_report
+    from rigcheck.core.engine.findings import Severity
+    from rigcheck.core.report.report import build_report
 
     subject = f"merge of {len(docs)} probe file(s) into {name}"
     return build_report(subject, findings, Severity(fail_on), documents=docs, kind="Rig")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rigcheck.cli import EXIT_OK
+from rigcheck.exit_codes import EXIT_OK
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -18,8 +18,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rigcheck.core.estimation.architecture import architecture_from_mapping, find_preset, preset_ids
-    from rigcheck.core.render.escape import dump_json, escape_line
+    from rigcheck.core.estimate.architecture import architecture_from_mapping, find_preset, preset_ids
+    from rigcheck.core.report.render.escape import dump_json, escape_line
 
     rows = []
     for model_id in preset_ids():

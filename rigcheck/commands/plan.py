@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rigcheck.cli import EXIT_FINDINGS, EXIT_OK
 from rigcheck.commands._options import add_plugin_options
 from rigcheck.commands._shared import emit, load_registry
+from rigcheck.exit_codes import EXIT_FINDINGS, EXIT_OK
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -64,13 +64,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rigcheck.core.documents import load_spec
-    from rigcheck.core.engine import build_catalog
-    from rigcheck.core.errors import UsageError
+    from rigcheck.core.engine.engine import build_catalog
+    from rigcheck.core.engine.errors import UsageError
     from rigcheck.core.plan import render
     from rigcheck.core.plan.planner import PlanRequest, make_plan
-    from rigcheck.core.render.escape import dump_json
-    from rigcheck.core.specs_index import resolve_spec_argument
+    from rigcheck.core.report.render.escape import dump_json
+    from rigcheck.core.spec.documents import load_spec
+    from rigcheck.core.spec.specs_index import resolve_spec_argument
 
     registry = load_registry(args.plugins)
     catalog = build_catalog(registry)
@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.format == "markdown":
         text = render.render_markdown(report)
     elif args.format == "html":
-        from rigcheck.core.render.html import render_plan
+        from rigcheck.core.report.render.html import render_plan
 
         text = render_plan(report)
     else:

@@ -1,7 +1,7 @@
 """``rigcheck probe``: read this machine (NVML, torch if installed, /proc and /sys) and write its rig
 spec, with a ``probe:`` section of everything read.
 
-Without an NVIDIA driver (or without nvidia-ml-py) it raises :class:`~rigcheck.core.errors.UsageError`,
+Without an NVIDIA driver (or without nvidia-ml-py) it raises :class:`~rigcheck.core.engine.errors.UsageError`,
 which ``rigcheck.cli.main`` prints as one line and turns into exit code 2. The live side
 (:mod:`rigcheck.live`) is imported only when the command runs.
 """
@@ -14,8 +14,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from rigcheck.cli import EXIT_OK
 from rigcheck.commands._options import add_plugin_options
+from rigcheck.exit_codes import EXIT_OK
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -94,7 +94,7 @@ def run_from(args: argparse.Namespace) -> int:
     registry = load_registry(args.plugins)
     evidence = load_evidence(args.from_files, [parser for parser, _ in registry.evidence_parsers])
     spec, missing = spec_from_evidence(evidence, name=args.name)
-    from rigcheck.core.render.escape import escape_stderr, escape_text
+    from rigcheck.core.report.render.escape import escape_stderr, escape_text
 
     # a comment line holds names from the files (mount points, devices): escaped, so that no character
     # YAML reads as a line break (CR, NEL, U+2028) can end the comment and start a line of the spec

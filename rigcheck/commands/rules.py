@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rigcheck.cli import EXIT_OK
 from rigcheck.commands._options import add_plugin_options
 from rigcheck.commands._shared import load_registry, rule_codes
+from rigcheck.exit_codes import EXIT_OK
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -20,8 +20,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rigcheck.core.render.escape import dump_json, escape_line
-    from rigcheck.core.rules import matches
+    from rigcheck.core.engine.rules import matches
+    from rigcheck.core.report.render.escape import dump_json, escape_line
 
     registry = load_registry(args.plugins)
     selectors = rule_codes(args.select)

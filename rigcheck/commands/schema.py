@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rigcheck.cli import EXIT_OK
 from rigcheck.commands._shared import emit
+from rigcheck.exit_codes import EXIT_OK
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -19,7 +19,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rigcheck.core.schemas import schema_text
+    from rigcheck.core.spec.schemas import schema_text
 
     emit(schema_text(args.which), args.output)
     return EXIT_OK

@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rigcheck.cli import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 from rigcheck.commands._options import add_color_option
 from rigcheck.commands._shared import emit, use_color
+from rigcheck.exit_codes import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -27,11 +27,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rigcheck.core.validate import render_validation, validate_files
+    from rigcheck.core.spec.validate import render_validation, validate_files
 
     results = validate_files(args.files)
     if args.format not in ("text", "json"):
-        from rigcheck.core.errors import UsageError
+        from rigcheck.core.engine.errors import UsageError
 
         raise UsageError(f"rigcheck validate: unknown format {args.format!r}; use text or json")
     emit(

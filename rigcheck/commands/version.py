@@ -8,9 +8,9 @@ import sys
 from typing import Any
 
 from rigcheck import __version__
-from rigcheck.cli import EXIT_OK
 from rigcheck.commands._options import add_plugin_options
 from rigcheck.commands._shared import load_registry
+from rigcheck.exit_codes import EXIT_OK
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
 def _installed_plugins() -> list[str]:
     from importlib.metadata import entry_points
 
-    from rigcheck.core.plugin_env import ENTRY_POINT_GROUP, plugin_autoload_allowed
+    from rigcheck.core.engine.plugin_env import ENTRY_POINT_GROUP, plugin_autoload_allowed
 
     names = []
     for entry_point in entry_points(group=ENTRY_POINT_GROUP):

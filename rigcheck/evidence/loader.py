@@ -3,7 +3,7 @@
 The first parser whose ``detect(text)`` is true parses the file. Nothing a file contains makes
 this raise: an unrecognised, empty, binary or oversized file, or a parser that fails, gives an
 ``Evidence`` whose ``problems`` say so. Only a file that cannot be opened at all (missing, a
-directory, unreadable) raises :class:`~rigcheck.core.errors.UsageError`, because that is a mistake
+directory, unreadable) raises :class:`~rigcheck.core.engine.errors.UsageError`, because that is a mistake
 on the command line rather than in the evidence.
 
 Before any parser sees the text, Windows line ends become ``\n`` and terminal escape sequences
@@ -23,8 +23,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from rigcheck.core.errors import UsageError
-from rigcheck.core.render.escape import escape_text
+from rigcheck.core.engine.errors import UsageError
+from rigcheck.core.report.render.escape import escape_text
 from rigcheck.evidence.model import Evidence
 from rigcheck.evidence.parsers import BUILTIN_PARSERS
 
@@ -103,7 +103,7 @@ def _cut(problem: str) -> str:
 def _parse_text(text: str, path: str, parsers: Sequence[ParserRef] | None) -> Evidence:
     # a parser (a plugin's, or a built-in on a pathological file) gets the checkers' watchdog: one that
     # loops is stopped and said, the other files are still read
-    from rigcheck.core.engine import DEFAULT_TIMEOUT_S, CheckerTimeout, call_with_timeout
+    from rigcheck.core.engine.engine import DEFAULT_TIMEOUT_S, CheckerTimeout, call_with_timeout
 
     text = text.replace("\r\n", "\n")
     if "\x1b" in text:
@@ -172,11 +172,11 @@ def _decode(data: bytes) -> str:
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str | None:
-    """SHA-256 of a file's bytes (read through :func:`rigcheck.core.boundary.read_named`, as the
+    """SHA-256 of a file's bytes (read through :func:`rigcheck.core.spec.boundary.read_named`, as the
     evidence was); None when it cannot be read."""
     import hashlib
 
-    from rigcheck.core.boundary import BoundaryError, read_named
+    from rigcheck.core.spec.boundary import BoundaryError, read_named
 
     try:
         return hashlib.sha256(read_named(path, MAX_BYTES)).hexdigest()
@@ -188,10 +188,10 @@ def load_evidence(
     paths: Iterable[str | os.PathLike[str]], parsers: Sequence[ParserRef] | None = None
 ) -> list[Evidence]:
     """One Evidence per file, in the order given; ``parsers`` defaults to the built-in ones. Each file
-    is read through the boundary (:func:`rigcheck.core.boundary.read_named`): a committed link out of
+    is read through the boundary (:func:`rigcheck.core.spec.boundary.read_named`): a committed link out of
     the repository, a FIFO or a device is a one-line usage error; a file over :data:`MAX_BYTES` is an
     Evidence with that problem, not read."""
-    from rigcheck.core.boundary import BoundaryError, read_named
+    from rigcheck.core.spec.boundary import BoundaryError, read_named
 
     results: list[Evidence] = []
     for entry in paths:

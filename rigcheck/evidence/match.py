@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.catalog import CatalogLookupError, normalize_name
-from rigcheck.core.context import CheckContext, GpuView, NodeView
+from rigcheck.core.catalog.catalog import CatalogLookupError, normalize_name
+from rigcheck.core.engine.context import CheckContext, GpuView, NodeView
 from rigcheck.evidence.model import Evidence, GpuEvidence
 
 

@@ -38,22 +38,22 @@ def report_data(evidence: Sequence[Evidence]) -> dict[str, Any]:
 
 def render_json(evidence: Sequence[Evidence]) -> str:
     """As the JSON report is written: no NaN or Infinity (a plugin parser's non-finite float is ``null``),
-    no raw control character (:func:`~rigcheck.core.render.escape.dump_json`)."""
-    from rigcheck.core.render.escape import dump_json, json_safe
+    no raw control character (:func:`~rigcheck.core.report.render.escape.dump_json`)."""
+    from rigcheck.core.report.render.escape import dump_json, json_safe
 
     return dump_json(json_safe(report_data(evidence), nonfinite=lambda _: None)) + "\n"
 
 
 def render_yaml(evidence: Sequence[Evidence]) -> str:
-    from rigcheck.core.yaml_writer import dump_yaml
+    from rigcheck.core.spec.yaml_writer import dump_yaml
 
     return dump_yaml(report_data(evidence))
 
 
 def render_text(evidence: Sequence[Evidence]) -> str:
-    """One block per file; every line passes :func:`~rigcheck.core.render.escape.escape_text` (what a file
+    """One block per file; every line passes :func:`~rigcheck.core.report.render.escape.escape_text` (what a file
     holds reaches the terminal: no control character, no line break inside a value, no workflow command)."""
-    from rigcheck.core.render.escape import escape_text
+    from rigcheck.core.report.render.escape import escape_text
 
     blocks = ["\n".join(escape_text(line) for line in _text(item)) for item in evidence]
     return "\n\n".join(blocks) + "\n"

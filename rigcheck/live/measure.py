@@ -121,7 +121,7 @@ def _import_torch() -> Any:
     try:
         import torch
     except ModuleNotFoundError:
-        from rigcheck.core.errors import UsageError
+        from rigcheck.core.engine.errors import UsageError
 
         raise UsageError(
             "rigcheck measure needs PyTorch: pip install 'rigcheck[torch]' (or torch==2.13.0 for the CPU build)"
@@ -186,7 +186,7 @@ def _all_reduce(torch: Any, count: int, size: int, iterations: int) -> Bandwidth
 def write_evidence(evidence: Evidence, path: str | None) -> str:
     text = evidence.model_dump_json(indent=2, exclude_none=True) + "\n"
     if path:
-        from rigcheck.core.boundary import replacing
+        from rigcheck.core.spec.boundary import replacing
 
         with replacing(path) as handle:
             handle.write(text)

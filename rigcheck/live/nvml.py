@@ -10,7 +10,7 @@ the call returns ``None`` and ``"<function> on GPU <i>: <error class>"`` is adde
 
 Only ``nvmlInit`` failing stops it: without the library (``NVML_ERROR_LIBRARY_NOT_FOUND``) or the
 kernel driver (``NVML_ERROR_DRIVER_NOT_LOADED``) there is nothing to probe, and
-:class:`~rigcheck.core.errors.UsageError` says so in one line (exit code 2).
+:class:`~rigcheck.core.engine.errors.UsageError` says so in one line (exit code 2).
 
 Checked against pynvml.py of nvidia-ml-py 13.615.71, where the ``NVMLError_*`` classes are generated
 subclasses of ``NVMLError`` and strings come back as ``str``; releases before 11.515 returned
@@ -23,7 +23,7 @@ import importlib
 from types import TracebackType
 from typing import Any
 
-from rigcheck.core.errors import UsageError
+from rigcheck.core.engine.errors import UsageError
 
 #: NVML errors that mean "this device or driver does not have it"; anything else is recorded too.
 NOT_SUPPORTED_ERRORS = (

@@ -1,7 +1,7 @@
 """``rigcheck probe``: read this machine through NVML, torch and Linux files, and write a rig spec.
 
 The spec has one node group (this machine) and a ``probe:`` section
-(:class:`~rigcheck.core.models.rig.ProbeInfo`) with everything read, so that the node fields can be
+(:class:`~rigcheck.core.spec.models.rig.ProbeInfo`) with everything read, so that the node fields can be
 traced to what NVML said. NVML semantics relied on (https://docs.nvidia.com/deploy/nvml-api/):
 
 * ``nvmlDeviceGetMemoryInfo``: bytes; ``total`` is what nvidia-smi prints as the total (81559 MiB on an
@@ -58,7 +58,7 @@ from datetime import datetime, timezone
 from functools import cache
 from typing import IO, Any
 
-from rigcheck.core.errors import UsageError
+from rigcheck.core.engine.errors import UsageError
 from rigcheck.live.host import HostFacts, read_host
 from rigcheck.live.nvml import NvmlSession, text
 from rigcheck.live.torch_info import AUTO, torch_facts
@@ -167,7 +167,7 @@ def read_nvml(nvml: NvmlSession) -> NvmlFacts:
 
 
 def read_gpu(nvml: NvmlSession, index: int, handle: Any, notes: list[str]) -> dict[str, Any]:
-    """One GPU's :class:`~rigcheck.core.models.rig.ProbedGpu` fields (``None`` where NVML refused)."""
+    """One GPU's :class:`~rigcheck.core.spec.models.rig.ProbedGpu` fields (``None`` where NVML refused)."""
 
     def call(function: str, *args: Any) -> Any:
         return nvml.call(function, handle, *args, gpu=index)
@@ -468,7 +468,7 @@ def _software(
 @cache
 def _catalog() -> Any:
     from rigcheck._resources import hardware_file
-    from rigcheck.core.catalog import Catalog, load_catalog_file
+    from rigcheck.core.catalog.catalog import Catalog, load_catalog_file
 
     catalog = Catalog()
     load_catalog_file(str(hardware_file("gpus.yaml")), catalog)
@@ -533,7 +533,7 @@ def write_probe(
         pass
 
     def represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-        from rigcheck.core.loader import STR, resolve_plain_scalar
+        from rigcheck.core.spec.loader import STR, resolve_plain_scalar
 
         # quote what rigcheck's YAML 1.2 reader would not read back as a string ('1e9', '0o17')
         style = "'" if value and resolve_plain_scalar(value) != STR else None
@@ -558,7 +558,7 @@ def write_probe(
     elif hasattr(output, "write"):
         output.write(content)  # type: ignore[union-attr]
     else:
-        from rigcheck.core.boundary import replacing
+        from rigcheck.core.spec.boundary import replacing
 
         with replacing(output) as handle:  # type: ignore[arg-type]
             handle.write(content)

@@ -174,7 +174,7 @@ def spec_from_evidence(
 
 
 def merge_gpus(evidence: Sequence[Evidence], sources: Sources, notes: list[str]) -> list[dict[str, Any]]:
-    """The probe's GPU dicts (:class:`~rigcheck.core.models.rig.ProbedGpu` fields), merged by index."""
+    """The probe's GPU dicts (:class:`~rigcheck.core.spec.models.rig.ProbedGpu` fields), merged by index."""
     ranked = sorted(
         (item for item in evidence if item.gpus and item.tool in GPU_TOOLS),
         key=lambda item: GPU_TOOLS.index(item.tool),

@@ -1,6 +1,6 @@
 """rigcheck's built-in plugins, registered through the same hooks a third-party plugin uses: one
 checker per module, in the folder of its rules' family (``power/psu_sustained.py`` holds PWR001;
-prefix -> family in :mod:`rigcheck.core.taxonomy`), plus the built-in formats and evidence parsers."""
+prefix -> family in :mod:`rigcheck.core.engine.taxonomy`), plus the built-in formats and evidence parsers."""
 
 BUILTIN_PLUGINS = (
     "rigcheck.plugins.formats",

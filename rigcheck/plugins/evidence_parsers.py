@@ -3,7 +3,7 @@ only when ``--evidence`` is given. The probe parser comes first: a probe file is
 
 from __future__ import annotations
 
-from rigcheck.core.hookspecs import RegisterEvidenceParser, hookimpl
+from rigcheck.core.engine.hookspecs import RegisterEvidenceParser, hookimpl
 
 
 @hookimpl

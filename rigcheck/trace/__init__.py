@@ -1,6 +1,6 @@
 """The tracing estimator: one real step of a workload on fake tensors (``rigcheck estimate --trace``).
 
-The analytic estimate (``rigcheck.core.estimation.memory``) is what every check uses; this package
+The analytic estimate (``rigcheck.core.estimate.memory``) is what every check uses; this package
 runs the model code itself - transformers' modelling code, PEFT's adapters, bitsandbytes' 4-bit
 layers, PyTorch's FSDP2 - on ``FakeTensorMode`` tensors on the CPU and counts what is alive at the
 peak. It is the analytic model's oracle (``benchmarks/trace_grid.py``, ``tests/data/traced/``).
@@ -9,7 +9,7 @@ It needs the extra ``trace`` (torch, transformers, peft), plus bitsandbytes for 
 (``pip install bitsandbytes``: not every package index carries it), and is imported only by
 ``estimate --trace`` and the grid benchmark, never by ``check`` or ``lint``::
 
-    from rigcheck.core.estimate import estimate_workload
+    from rigcheck.core.estimate.estimate import estimate_workload
     from rigcheck.trace import trace_memory
 
     estimate = estimate_workload(workload)
@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rigcheck.core.errors import UsageError
+from rigcheck.core.engine.errors import UsageError
 
 if TYPE_CHECKING:
-    from rigcheck.core.estimation.memory import MemoryInputs
+    from rigcheck.core.estimate.memory import MemoryInputs
     from rigcheck.trace.result import TraceResult
 
 #: What ``pip install 'rigcheck[trace]'`` brings, by import name; bitsandbytes (QLoRA, NF4/FP4 only) is

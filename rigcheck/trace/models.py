@@ -1,4 +1,4 @@
-"""Turn rigcheck's :class:`~rigcheck.core.estimation.architecture.Architecture` into the transformers
+"""Turn rigcheck's :class:`~rigcheck.core.estimate.architecture.Architecture` into the transformers
 model it describes, built from its configuration only (no weights are downloaded or read).
 
 Each family maps to the transformers configuration class whose modelling code the model's users run:
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rigcheck.core.errors import UsageError
-from rigcheck.core.estimation.architecture import Architecture
+from rigcheck.core.engine.errors import UsageError
+from rigcheck.core.estimate.architecture import Architecture
 
 if TYPE_CHECKING:
     from transformers import PretrainedConfig

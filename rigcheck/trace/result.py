@@ -7,7 +7,7 @@ keeps, the KV cache included) and temporaries (what the backward pass allocates 
 activations). Its peak is what ``torch.cuda.max_memory_allocated`` would report on a GPU, less what
 the trace cannot see: the caching allocator's rounding and fragmentation, the CUDA context, kernel
 workspaces (cuBLAS, flash-attention) and NCCL buffers. The analytic model adds those the same way to
-both (``rigcheck.core.estimation.memory``).
+both (``rigcheck.core.estimate.memory``).
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ class TraceResult:
 
 def side_by_side(trace: TraceResult, estimate: Any) -> list[dict[str, Any]]:
     """Rows of (category, traced GiB, analytic GiB) and the allocated totals, for the text and JSON
-    outputs. ``estimate`` is a :class:`~rigcheck.core.estimation.memory.MemoryEstimate`."""
+    outputs. ``estimate`` is a :class:`~rigcheck.core.estimate.memory.MemoryEstimate`."""
     analytic = estimate.by_category()
     rows = []
     for name in CATEGORIES:

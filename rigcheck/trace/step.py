@@ -26,8 +26,8 @@ import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from rigcheck.core.errors import UsageError
-from rigcheck.core.estimation.memory import MemoryInputs
+from rigcheck.core.engine.errors import UsageError
+from rigcheck.core.estimate.memory import MemoryInputs
 from rigcheck.trace.result import TraceResult
 
 Progress = Callable[[str], None]
@@ -566,7 +566,7 @@ def _unpadded_batches() -> Iterator[None]:
 
 
 def _shard_count(inputs: MemoryInputs) -> int:
-    from rigcheck.core.estimation.memory import shard_count
+    from rigcheck.core.estimate.memory import shard_count
 
     return shard_count(inputs)
 

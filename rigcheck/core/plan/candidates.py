@@ -110,8 +110,8 @@ def cloud_candidate(offer: InstanceOffer, nodes: int) -> Candidate:
 
 def reference_candidates(book: PriceBook) -> Iterator[Candidate]:
     """The shipped reference rigs; a cloud one is priced from its instance size."""
-    from rigcheck.core.loader import load_yaml_file
-    from rigcheck.core.specs_index import shipped_specs
+    from rigcheck.core.spec.loader import load_yaml_file
+    from rigcheck.core.spec.specs_index import shipped_specs
 
     by_name = {offer.name: offer for offer in book.instances}
     seen: set[str] = set()

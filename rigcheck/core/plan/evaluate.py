@@ -13,12 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rigcheck.core.documents import SpecDocument, parse_spec
-from rigcheck.core.engine import RunOptions, run_checks
-from rigcheck.core.errors import SpecError
-from rigcheck.core.findings import Finding, Severity
+from rigcheck.core.engine.engine import RunOptions, run_checks
+from rigcheck.core.engine.errors import SpecError
+from rigcheck.core.engine.findings import Finding, Severity
 from rigcheck.core.plan.candidates import Candidate
-from rigcheck.core.yaml_writer import dump_yaml
+from rigcheck.core.spec.documents import SpecDocument, parse_spec
+from rigcheck.core.spec.yaml_writer import dump_yaml
 
 #: The rules that decide whether a job fits its GPUs: a failure here is what more nodes could fix.
 MEMORY_RULES = ("MEM001", "MEM002")

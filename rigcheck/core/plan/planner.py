@@ -10,7 +10,6 @@ from datetime import date
 from typing import Any, Literal
 
 from rigcheck._version import __version__
-from rigcheck.core.documents import SpecDocument
 from rigcheck.core.plan.candidates import (
     MULTI_NODE_COUNTS,
     Candidate,
@@ -24,6 +23,7 @@ from rigcheck.core.plan.model import Electricity, PlanReport, PlanRow, PriceAge
 from rigcheck.core.plan.prices import PriceBook, price_book
 from rigcheck.core.plan.rank import Money, rank, ranking_cost, row_for
 from rigcheck.core.plan.sizing import built_candidates
+from rigcheck.core.spec.documents import SpecDocument
 
 Mode = Literal["rent", "buy", "both"]
 
@@ -118,7 +118,7 @@ def _candidates(
 
 
 def _gpu_id(catalog: Any, name: str) -> str | None:
-    from rigcheck.core.catalog import CatalogLookupError
+    from rigcheck.core.catalog.catalog import CatalogLookupError
 
     try:
         return str(catalog.lookup(name).id)

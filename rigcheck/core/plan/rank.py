@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rigcheck.core.facts import load_rule_facts
-from rigcheck.core.numbers import fmt
+from rigcheck.core.catalog.facts import load_rule_facts
 from rigcheck.core.plan.evaluate import Outcome
 from rigcheck.core.plan.model import Cost, PlanRow, PriceRecord, Span
 from rigcheck.core.plan.prices import Price, PriceBook
+from rigcheck.core.spec.numbers import fmt
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from rigcheck.core.numbers import fmt
 from rigcheck.core.plan.model import PlanReport, PlanRow
-from rigcheck.core.render.escape import escape_markdown, escape_text
+from rigcheck.core.report.render.escape import escape_markdown, escape_text
+from rigcheck.core.spec.numbers import fmt
 
 SECTIONS = (("rent", "to rent"), ("buy", "to buy"), ("reference", "reference rigs"), ("given", "your rigs"))
 COLUMNS = ("#", "candidate", "GPUs", "verdict", "time", "cost", "per M tok", "why not")

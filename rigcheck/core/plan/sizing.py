@@ -11,8 +11,8 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from rigcheck.core.catalog import Catalog, GpuSpec
-from rigcheck.core.facts import load_rule_facts
+from rigcheck.core.catalog.catalog import Catalog, GpuSpec
+from rigcheck.core.catalog.facts import load_rule_facts
 from rigcheck.core.plan.candidates import BUILD_COUNTS, Candidate, slug
 from rigcheck.core.plan.prices import Part, Price, PriceBook, Template
 

@@ -1,6 +1,6 @@
 """Evidence from a rig spec written by ``rigcheck probe``: its ``probe:`` section as measured facts.
 
-``rigcheck probe`` writes a Rig spec whose ``probe:`` section (:class:`~rigcheck.core.models.rig.ProbeInfo`)
+``rigcheck probe`` writes a Rig spec whose ``probe:`` section (:class:`~rigcheck.core.spec.models.rig.ProbeInfo`)
 holds what NVML reported: one entry per GPU with its PCIe link, ECC mode, power limits and NVLink
 counts, and the GPU-pair topology. Given as evidence, that section is compared with a hand-written
 spec like any other tool output. The conversion lives here, on the evidence side, so that reading
@@ -38,7 +38,7 @@ def probe_info_to_evidence(probe: Any, *, source: str = "rigcheck probe", os: st
     """An :class:`Evidence` (tool ``rigcheck-probe``) from a ``ProbeInfo`` model or its dict.
 
     Raises pydantic's ``ValidationError`` for a dict that is not a valid ``probe:`` section."""
-    from rigcheck.core.models.rig import ProbeInfo
+    from rigcheck.core.spec.models.rig import ProbeInfo
 
     info = probe if isinstance(probe, ProbeInfo) else ProbeInfo.model_validate(probe)
     problems: list[str] = []
@@ -167,9 +167,9 @@ class RigcheckProbeParser:
     def _parse(text: str, path: str) -> Evidence:
         from pydantic import ValidationError
 
-        from rigcheck.core.documents import parse_spec
-        from rigcheck.core.errors import SpecError
-        from rigcheck.core.loader import load_yaml_text
+        from rigcheck.core.engine.errors import SpecError
+        from rigcheck.core.spec.documents import parse_spec
+        from rigcheck.core.spec.loader import load_yaml_text
 
         try:
             document = parse_spec(text, path, kind="Rig")

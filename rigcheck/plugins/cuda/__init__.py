@@ -1,3 +1,3 @@
 """CUDA: driver, runtime, architecture and PyTorch wheel compatibility.
 
-The family of a rule is its code's prefix (rigcheck.core.taxonomy); one checker per module."""
+The family of a rule is its code's prefix (rigcheck.core.engine.taxonomy); one checker per module."""

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import PerGpuTypeChecker
-from rigcheck.core.context import CheckContext, GpuView, NodeView
-from rigcheck.core.cuda_compat import (
+from rigcheck.core.catalog.cuda_compat import (
     CudaTables,
     CudaVersion,
     Version,
@@ -20,10 +18,12 @@ from rigcheck.core.cuda_compat import (
     parse_version,
     sass_runs_on,
 )
-from rigcheck.core.estimation.software import cuda_gpus, software_stack
-from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import RegisterChecker, hookimpl
-from rigcheck.core.rules import Rule, RuleDocs
+from rigcheck.core.engine.checker import PerGpuTypeChecker
+from rigcheck.core.engine.context import CheckContext, GpuView, NodeView
+from rigcheck.core.engine.findings import Finding, Severity
+from rigcheck.core.engine.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.engine.rules import Rule, RuleDocs
+from rigcheck.core.estimate.software import cuda_gpus, software_stack
 
 ARCH = Rule(
     code="CUDA003",

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import PerGpuTypeChecker
-from rigcheck.core.context import CheckContext, GpuView, NodeView
-from rigcheck.core.cuda_compat import capability, cuda_tables, parse_version
-from rigcheck.core.estimation.software import cuda_gpus, software_stack
-from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import RegisterChecker, hookimpl
-from rigcheck.core.rules import Rule, RuleDocs
+from rigcheck.core.catalog.cuda_compat import capability, cuda_tables, parse_version
+from rigcheck.core.engine.checker import PerGpuTypeChecker
+from rigcheck.core.engine.context import CheckContext, GpuView, NodeView
+from rigcheck.core.engine.findings import Finding, Severity
+from rigcheck.core.engine.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.engine.rules import Rule, RuleDocs
+from rigcheck.core.estimate.software import cuda_gpus, software_stack
 
 DRIVER_GPU = Rule(
     code="CUDA001",

@@ -10,13 +10,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import PerNodeChecker
-from rigcheck.core.context import CheckContext, GpuView, NodeView
-from rigcheck.core.cuda_compat import CudaTables, CudaVersion, Version, cuda_tables, cuda_text, parse_version
-from rigcheck.core.estimation.software import Runtime, SoftwareStack, software_stack
-from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import RegisterChecker, hookimpl
-from rigcheck.core.rules import Rule, RuleDocs
+from rigcheck.core.catalog.cuda_compat import (
+    CudaTables,
+    CudaVersion,
+    Version,
+    cuda_tables,
+    cuda_text,
+    parse_version,
+)
+from rigcheck.core.engine.checker import PerNodeChecker
+from rigcheck.core.engine.context import CheckContext, GpuView, NodeView
+from rigcheck.core.engine.findings import Finding, Severity
+from rigcheck.core.engine.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.engine.rules import Rule, RuleDocs
+from rigcheck.core.estimate.software import Runtime, SoftwareStack, software_stack
 
 _MVC = "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html"
 _FC = "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html"

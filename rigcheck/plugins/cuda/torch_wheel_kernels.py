@@ -10,13 +10,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import PerNodeChecker
-from rigcheck.core.context import CheckContext, NodeView
-from rigcheck.core.cuda_compat import CudaTables, Version, capability, cuda_tables, ptx_runs_on, sass_runs_on
-from rigcheck.core.estimation.software import cuda_gpus, software_stack
-from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import RegisterChecker, hookimpl
-from rigcheck.core.rules import Rule, RuleDocs
+from rigcheck.core.catalog.cuda_compat import (
+    CudaTables,
+    Version,
+    capability,
+    cuda_tables,
+    ptx_runs_on,
+    sass_runs_on,
+)
+from rigcheck.core.engine.checker import PerNodeChecker
+from rigcheck.core.engine.context import CheckContext, NodeView
+from rigcheck.core.engine.findings import Finding, Severity
+from rigcheck.core.engine.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.engine.rules import Rule, RuleDocs
+from rigcheck.core.estimate.software import cuda_gpus, software_stack
 
 KERNELS = Rule(
     code="CUDA004",

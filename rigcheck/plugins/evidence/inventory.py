@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
-from rigcheck.core.catalog import CatalogLookupError
-from rigcheck.core.checker import EvidenceChecker
-from rigcheck.core.context import CheckContext, NodeView
-from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import RegisterChecker, hookimpl
-from rigcheck.core.rules import Rule, RuleDocs
+from rigcheck.core.catalog.catalog import CatalogLookupError
+from rigcheck.core.engine.checker import EvidenceChecker
+from rigcheck.core.engine.context import CheckContext, NodeView
+from rigcheck.core.engine.findings import Finding, Severity
+from rigcheck.core.engine.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.engine.rules import Rule, RuleDocs
 from rigcheck.evidence.match import where
 from rigcheck.evidence.model import Evidence
 

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext, GpuView, NodeView
-from rigcheck.core.estimation.links import pcie_x16_gbps
-from rigcheck.core.facts import FactSection
-from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import RegisterChecker, hookimpl
-from rigcheck.core.numbers import fmt
-from rigcheck.core.rules import Rule, RuleDocs
+from rigcheck.core.catalog.facts import FactSection
+from rigcheck.core.engine.checker import Checker
+from rigcheck.core.engine.context import CheckContext, GpuView, NodeView
+from rigcheck.core.engine.findings import Finding, Severity
+from rigcheck.core.engine.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.engine.rules import Rule, RuleDocs
+from rigcheck.core.estimate.links import pcie_x16_gbps
+from rigcheck.core.spec.numbers import fmt
 from rigcheck.evidence.match import evidence_node, gpu_view_for, where, with_gpus
 from rigcheck.evidence.model import Evidence, GpuEvidence
 

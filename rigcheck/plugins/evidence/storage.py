@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import EvidenceChecker
-from rigcheck.core.context import CheckContext, NodeView
-from rigcheck.core.estimation.storage import device_rates, pick_device
-from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import RegisterChecker, hookimpl
-from rigcheck.core.models.rig import StorageDevice
-from rigcheck.core.numbers import fmt
-from rigcheck.core.rules import Rule, RuleDocs
+from rigcheck.core.engine.checker import EvidenceChecker
+from rigcheck.core.engine.context import CheckContext, NodeView
+from rigcheck.core.engine.findings import Finding, Severity
+from rigcheck.core.engine.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.engine.rules import Rule, RuleDocs
+from rigcheck.core.estimate.storage import device_rates, pick_device
+from rigcheck.core.spec.models.rig import StorageDevice
+from rigcheck.core.spec.numbers import fmt
 from rigcheck.evidence.match import where
 from rigcheck.evidence.model import Evidence
 

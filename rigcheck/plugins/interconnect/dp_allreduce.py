@@ -1,6 +1,6 @@
 """ICX005: the data-parallel communication a step cannot hide, against its compute (NET-4).
 
-The step-time model (rigcheck.core.estimation.steptime) times each collective over the path its
+The step-time model (rigcheck.core.estimate.steptime) times each collective over the path its
 group takes: DDP's gradient all-reduce once per step, ZeRO/FSDP's all-gathers and reduce-scatters
 per micro-batch, over NVLink, PCIe (with or without peer-to-peer) or the nodes' network; the part
 compute does not hide is the exposed share.
@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import WorkloadOnRigChecker
-from rigcheck.core.context import CheckContext, NodeView
-from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import RegisterChecker, hookimpl
-from rigcheck.core.models.workload import Workload
-from rigcheck.core.numbers import fmt
-from rigcheck.core.rules import Rule, RuleDocs
+from rigcheck.core.engine.checker import WorkloadOnRigChecker
+from rigcheck.core.engine.context import CheckContext, NodeView
+from rigcheck.core.engine.findings import Finding, Severity
+from rigcheck.core.engine.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.engine.rules import Rule, RuleDocs
+from rigcheck.core.spec.models.workload import Workload
+from rigcheck.core.spec.numbers import fmt
 
 DP_SHARE = Rule(
     code="ICX005",

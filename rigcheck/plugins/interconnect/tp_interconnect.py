@@ -10,16 +10,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from rigcheck.core.checker import WorkloadOnRigChecker
-from rigcheck.core.context import CheckContext, GpuView, NodeView
-from rigcheck.core.estimation.links import intra_node_link
-from rigcheck.core.estimation.throughput import peak_tflops
-from rigcheck.core.facts import FactSection
-from rigcheck.core.findings import Finding, Location, Severity
-from rigcheck.core.hookspecs import RegisterChecker, hookimpl
-from rigcheck.core.models.workload import Workload
-from rigcheck.core.numbers import fmt
-from rigcheck.core.rules import Rule, RuleDocs
+from rigcheck.core.catalog.facts import FactSection
+from rigcheck.core.engine.checker import WorkloadOnRigChecker
+from rigcheck.core.engine.context import CheckContext, GpuView, NodeView
+from rigcheck.core.engine.findings import Finding, Location, Severity
+from rigcheck.core.engine.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.engine.rules import Rule, RuleDocs
+from rigcheck.core.estimate.links import intra_node_link
+from rigcheck.core.estimate.throughput import peak_tflops
+from rigcheck.core.spec.models.workload import Workload
+from rigcheck.core.spec.numbers import fmt
 
 _REFS = (
     "Shoeybi et al., Megatron-LM, arXiv:1909.08053",
@@ -154,7 +154,7 @@ class TensorParallelChecker(WorkloadOnRigChecker):
     ) -> Finding:
         """Decoding: the tensor-parallel all-reduces of one decode step (2 per layer of concurrency x h
         elements, latency-bound) against the rest of the step (reading the weights and KV cache), from
-        rigcheck.core.estimation.decoding."""
+        rigcheck.core.estimate.decoding."""
         t = workload.parallelism.tp
         decode = ctx.estimate_on(node, gpu).estimate.decode
         if decode is None:

@@ -1,5 +1,5 @@
 """MEM001-MEM002: does the workload fit in each GPU's memory, and are there GPUs enough for its
-parallelism (docs/research/vram.md; estimator in rigcheck.core.estimate)."""
+parallelism (docs/research/vram.md; estimator in rigcheck.core.estimate.estimate)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,12 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext, GpuView, NodeView
-from rigcheck.core.estimate import (
+from rigcheck.core.engine.checker import Checker
+from rigcheck.core.engine.context import CheckContext, GpuView, NodeView
+from rigcheck.core.engine.findings import Finding, Severity
+from rigcheck.core.engine.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.engine.rules import Rule, RuleDocs
+from rigcheck.core.estimate.estimate import (
     GIB,
     MemoryEstimate,
     fit_verdict,
@@ -18,12 +21,9 @@ from rigcheck.core.estimate import (
     pass_ceiling,
     usable_bytes,
 )
-from rigcheck.core.estimation.fixes import Limits, find_fixes, gpus_needed
-from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import RegisterChecker, hookimpl
-from rigcheck.core.models.workload import Workload
-from rigcheck.core.numbers import fmt
-from rigcheck.core.rules import Rule, RuleDocs
+from rigcheck.core.estimate.fixes import Limits, find_fixes, gpus_needed
+from rigcheck.core.spec.models.workload import Workload
+from rigcheck.core.spec.numbers import fmt
 
 VRAM_FIT = Rule(
     code="MEM001",

@@ -1,6 +1,6 @@
 """NET001, NET002: a job that spans nodes needs a network between them, and ZeRO-3 / FSDP full
 sharding needs one fast enough for its per-micro-batch traffic (docs/research/rules_facts.md NET-3, NET-6; the
-traffic is timed by rigcheck.core.estimation.steptime).
+traffic is timed by rigcheck.core.estimate.steptime).
 
 NET-6 is DeepSpeed's field report for ZeRO-3 on 64+ V100s: "100 Gbps is not enough, 200-400 Gbps is
 ok, 800-1000 Gbps is ideal" per node; newer GPUs compute faster and need more, so NET002 judges the
@@ -11,15 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import WorkloadOnRigChecker
-from rigcheck.core.context import CheckContext, NodeView
-from rigcheck.core.estimation.links import link_gbit_per_s
-from rigcheck.core.findings import Finding, Location, Severity
-from rigcheck.core.hookspecs import RegisterChecker, hookimpl
-from rigcheck.core.models.workload import Workload
-from rigcheck.core.numbers import fmt
-from rigcheck.core.rules import Rule, RuleDocs
-from rigcheck.core.workload_on_rig import job_nodes, rig_gpu_nodes
+from rigcheck.core.engine.checker import WorkloadOnRigChecker
+from rigcheck.core.engine.context import CheckContext, NodeView
+from rigcheck.core.engine.findings import Finding, Location, Severity
+from rigcheck.core.engine.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.engine.rules import Rule, RuleDocs
+from rigcheck.core.engine.workload_on_rig import job_nodes, rig_gpu_nodes
+from rigcheck.core.estimate.links import link_gbit_per_s
+from rigcheck.core.spec.models.workload import Workload
+from rigcheck.core.spec.numbers import fmt
 
 NO_FABRIC = Rule(
     code="NET001",

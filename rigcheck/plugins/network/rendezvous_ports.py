@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import WorkloadOnRigChecker
-from rigcheck.core.context import CheckContext, NodeView
-from rigcheck.core.estimation.network import open_ports, port_open
-from rigcheck.core.facts import FactSection
-from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import RegisterChecker, hookimpl
-from rigcheck.core.models.workload import Launcher, Workload
-from rigcheck.core.rules import Rule, RuleDocs
-from rigcheck.core.workload_on_rig import job_nodes
+from rigcheck.core.catalog.facts import FactSection
+from rigcheck.core.engine.checker import WorkloadOnRigChecker
+from rigcheck.core.engine.context import CheckContext, NodeView
+from rigcheck.core.engine.findings import Finding, Severity
+from rigcheck.core.engine.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.engine.rules import Rule, RuleDocs
+from rigcheck.core.engine.workload_on_rig import job_nodes
+from rigcheck.core.estimate.network import open_ports, port_open
+from rigcheck.core.spec.models.workload import Launcher, Workload
 
 PORTS = Rule(
     code="NET005",

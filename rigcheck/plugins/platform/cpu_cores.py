@@ -5,13 +5,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from rigcheck.core.checker import PerNodeChecker
-from rigcheck.core.context import CheckContext, NodeView
-from rigcheck.core.facts import FactSection
-from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import RegisterChecker, hookimpl
-from rigcheck.core.instances import next_size
-from rigcheck.core.rules import Rule, RuleDocs
+from rigcheck.core.catalog.facts import FactSection
+from rigcheck.core.catalog.instances import next_size
+from rigcheck.core.engine.checker import PerNodeChecker
+from rigcheck.core.engine.context import CheckContext, NodeView
+from rigcheck.core.engine.findings import Finding, Severity
+from rigcheck.core.engine.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.engine.rules import Rule, RuleDocs
 
 CPU_CORES = Rule(
     code="PLT002",

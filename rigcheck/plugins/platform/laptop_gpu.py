@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import PerNodeChecker
-from rigcheck.core.context import CheckContext, NodeView
-from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import RegisterChecker, hookimpl
-from rigcheck.core.numbers import fmt
-from rigcheck.core.rules import Rule, RuleDocs
+from rigcheck.core.engine.checker import PerNodeChecker
+from rigcheck.core.engine.context import CheckContext, NodeView
+from rigcheck.core.engine.findings import Finding, Severity
+from rigcheck.core.engine.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.engine.rules import Rule, RuleDocs
+from rigcheck.core.spec.numbers import fmt
 
 LAPTOP = Rule(
     code="PLT009",

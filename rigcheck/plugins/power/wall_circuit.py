@@ -5,15 +5,15 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
-from rigcheck.core.estimation.power import node_power, power_limit_fix, wall_watts
-from rigcheck.core.facts import FactSection
-from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import RegisterChecker, hookimpl
-from rigcheck.core.models.rig import Circuit
-from rigcheck.core.numbers import fmt
-from rigcheck.core.rules import Rule, RuleDocs
+from rigcheck.core.catalog.facts import FactSection
+from rigcheck.core.engine.checker import Checker
+from rigcheck.core.engine.context import CheckContext
+from rigcheck.core.engine.findings import Finding, Severity
+from rigcheck.core.engine.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.engine.rules import Rule, RuleDocs
+from rigcheck.core.estimate.power import node_power, power_limit_fix, wall_watts
+from rigcheck.core.spec.models.rig import Circuit
+from rigcheck.core.spec.numbers import fmt
 
 CIRCUIT = Rule(
     code="PWR005",

@@ -1,6 +1,6 @@
 """REL001: long runs on GPUs without ECC, or with it switched off (docs/research/rules_facts.md REL-6).
 
-Which GPUs have ECC on is :func:`rigcheck.core.ecc.ecc_state`. GDDR's link-level EDC retries transfers
+Which GPUs have ECC on is :func:`rigcheck.core.catalog.ecc.ecc_state`. GDDR's link-level EDC retries transfers
 but does not protect what is stored.
 """
 
@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import PerGpuTypeChecker
-from rigcheck.core.context import CheckContext, GpuView, NodeView
-from rigcheck.core.ecc import ecc_state
-from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import RegisterChecker, hookimpl
-from rigcheck.core.numbers import fmt
-from rigcheck.core.rules import Rule, RuleDocs
-from rigcheck.core.workload_on_rig import run_hours
+from rigcheck.core.catalog.ecc import ecc_state
+from rigcheck.core.engine.checker import PerGpuTypeChecker
+from rigcheck.core.engine.context import CheckContext, GpuView, NodeView
+from rigcheck.core.engine.findings import Finding, Severity
+from rigcheck.core.engine.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.engine.rules import Rule, RuleDocs
+from rigcheck.core.engine.workload_on_rig import run_hours
+from rigcheck.core.spec.numbers import fmt
 
 NO_ECC = Rule(
     code="REL001",

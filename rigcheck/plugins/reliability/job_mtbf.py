@@ -10,15 +10,15 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from rigcheck.core.checker import WorkloadOnRigChecker
-from rigcheck.core.context import CheckContext, NodeView
-from rigcheck.core.estimation.reliability import failure_rate, job_mtbf_hours
-from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import RegisterChecker, hookimpl
-from rigcheck.core.models.workload import Workload
-from rigcheck.core.numbers import fmt
-from rigcheck.core.rules import Rule, RuleDocs
-from rigcheck.core.workload_on_rig import run_hours
+from rigcheck.core.engine.checker import WorkloadOnRigChecker
+from rigcheck.core.engine.context import CheckContext, NodeView
+from rigcheck.core.engine.findings import Finding, Severity
+from rigcheck.core.engine.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.engine.rules import Rule, RuleDocs
+from rigcheck.core.engine.workload_on_rig import run_hours
+from rigcheck.core.estimate.reliability import failure_rate, job_mtbf_hours
+from rigcheck.core.spec.models.workload import Workload
+from rigcheck.core.spec.numbers import fmt
 
 MTBF = Rule(
     code="REL002",

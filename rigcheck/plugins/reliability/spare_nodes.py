@@ -9,14 +9,14 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from rigcheck.core.checker import WorkloadOnRigChecker
-from rigcheck.core.context import CheckContext, NodeView
-from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import RegisterChecker, hookimpl
-from rigcheck.core.models.workload import Workload
-from rigcheck.core.numbers import fmt
-from rigcheck.core.rules import Rule, RuleDocs
-from rigcheck.core.workload_on_rig import job_nodes, run_hours
+from rigcheck.core.engine.checker import WorkloadOnRigChecker
+from rigcheck.core.engine.context import CheckContext, NodeView
+from rigcheck.core.engine.findings import Finding, Severity
+from rigcheck.core.engine.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.engine.rules import Rule, RuleDocs
+from rigcheck.core.engine.workload_on_rig import job_nodes, run_hours
+from rigcheck.core.spec.models.workload import Workload
+from rigcheck.core.spec.numbers import fmt
 
 SPARES = Rule(
     code="REL004",
@@ -41,7 +41,7 @@ SPARES = Rule(
 
 
 class SpareNodesChecker(WorkloadOnRigChecker):
-    """Looks at the node group the job runs on (:func:`rigcheck.core.estimation.network.job_nodes`)."""
+    """Looks at the node group the job runs on (:func:`rigcheck.core.estimate.network.job_nodes`)."""
 
     name = "reliability.spare-nodes"
     rules = (SPARES,)

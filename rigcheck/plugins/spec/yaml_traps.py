@@ -1,16 +1,16 @@
 """SPEC: the YAML traps the loader found in each spec file, reported as findings (the rules themselves
-are the core's, :mod:`rigcheck.core.spec_rules`), so that they can be selected, ignored and documented
+are the core's, :mod:`rigcheck.core.spec.spec_rules`), so that they can be selected, ignored and documented
 like any other rule; this plugin registers every SPEC rule so that ``rigcheck explain`` knows them."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext
-from rigcheck.core.findings import Finding, Location
-from rigcheck.core.hookspecs import RegisterChecker, hookimpl
-from rigcheck.core.spec_rules import (
+from rigcheck.core.engine.checker import Checker
+from rigcheck.core.engine.context import CheckContext
+from rigcheck.core.engine.findings import Finding, Location
+from rigcheck.core.engine.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.spec.spec_rules import (
     DECIMAL_MEMORY_SIZE,
     DUPLICATE_KEY,
     OCTAL_LOOKING_NUMBER,

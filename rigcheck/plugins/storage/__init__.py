@@ -1,3 +1,3 @@
 """STO: storage rules: data loading, capacity, checkpoint writes.
 
-The family of a rule is its code's prefix (rigcheck.core.taxonomy); one checker per module."""
+The family of a rule is its code's prefix (rigcheck.core.engine.taxonomy); one checker per module."""

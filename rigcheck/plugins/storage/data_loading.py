@@ -12,15 +12,15 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rigcheck.core.checker import WorkloadOnRigChecker
-from rigcheck.core.context import CheckContext, NodeView
-from rigcheck.core.estimation.storage import DeviceRates, device_rates, pick_device
-from rigcheck.core.facts import FactSection
-from rigcheck.core.findings import Finding, Location, Severity
-from rigcheck.core.hookspecs import RegisterChecker, hookimpl
-from rigcheck.core.models.workload import Data, Workload
-from rigcheck.core.numbers import fmt
-from rigcheck.core.rules import Rule, RuleDocs
+from rigcheck.core.catalog.facts import FactSection
+from rigcheck.core.engine.checker import WorkloadOnRigChecker
+from rigcheck.core.engine.context import CheckContext, NodeView
+from rigcheck.core.engine.findings import Finding, Location, Severity
+from rigcheck.core.engine.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.engine.rules import Rule, RuleDocs
+from rigcheck.core.estimate.storage import DeviceRates, device_rates, pick_device
+from rigcheck.core.spec.models.workload import Data, Workload
+from rigcheck.core.spec.numbers import fmt
 
 _STO = (
     "docs/research/rules_facts.md STO-1..STO-3",

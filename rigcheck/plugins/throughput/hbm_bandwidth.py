@@ -1,5 +1,5 @@
 """BW001-BW003: decode speed from HBM bandwidth, prefill latency and training time from FLOPs,
-against the workload's targets (estimator in rigcheck.core.estimation.throughput)."""
+against the workload's targets (estimator in rigcheck.core.estimate.throughput)."""
 
 from __future__ import annotations
 
@@ -7,16 +7,16 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rigcheck.core.checker import Checker
-from rigcheck.core.context import CheckContext, GpuView, NodeView
-from rigcheck.core.estimate import WorkloadEstimate, run_tokens_with_origin
-from rigcheck.core.estimation.targets import against_target
-from rigcheck.core.facts import FactSection
-from rigcheck.core.findings import Finding, Severity
-from rigcheck.core.hookspecs import RegisterChecker, hookimpl
-from rigcheck.core.models.workload import Workload
-from rigcheck.core.numbers import fmt
-from rigcheck.core.rules import Rule, RuleDocs
+from rigcheck.core.catalog.facts import FactSection
+from rigcheck.core.engine.checker import Checker
+from rigcheck.core.engine.context import CheckContext, GpuView, NodeView
+from rigcheck.core.engine.findings import Finding, Severity
+from rigcheck.core.engine.hookspecs import RegisterChecker, hookimpl
+from rigcheck.core.engine.rules import Rule, RuleDocs
+from rigcheck.core.estimate.estimate import WorkloadEstimate, run_tokens_with_origin
+from rigcheck.core.estimate.targets import against_target
+from rigcheck.core.spec.models.workload import Workload
+from rigcheck.core.spec.numbers import fmt
 
 _EFFICIENCY = "Efficiency factors (MFU, MBU) and their sources are in `specs/rules/throughput.yaml`."
 

@@ -1,0 +1,487 @@
+"""The shared estimates: per-GPU memory, training speed and decode speed of a workload on a GPU.
+
+This is the module checkers and third-party plugins import::
+
+    from rigcheck.core.estimate.estimate import estimate_workload
+
+    estimate = estimate_workload(ctx.workload, gpu=node.gpus[0].facts, gpus_per_node=8)
+    estimate.memory.device_gib, estimate.memory.component("activations"), estimate.training
+
+The arithmetic lives in ``rigcheck.core.estimate`` (architecture, memory, throughput); this
+module turns a workload spec into its inputs, searches for the largest micro-batch that fits, and
+re-estimates the changes that would make a workload fit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rigcheck.core.catalog.catalog import GpuSpec
+from rigcheck.core.estimate.architecture import Architecture, resolve_architecture
+from rigcheck.core.estimate.largest import largest_fitting
+from rigcheck.core.estimate.memory import GIB, MemoryEstimate, MemoryInputs, estimate_memory
+from rigcheck.core.estimate.throughput import DecodeSpeed, TrainingSpeed, decode_speed, training_speed
+from rigcheck.core.estimate.topology import Topology
+
+__all__ = [
+    "GIB",
+    "Architecture",
+    "FitVerdict",
+    "MemoryEstimate",
+    "MemoryInputs",
+    "WorkloadEstimate",
+    "estimate_memory",
+    "estimate_workload",
+    "fit_verdict",
+    "largest_micro_batch",
+    "memory_inputs",
+    "pass_ceiling",
+    "required_bytes",
+    "resolve_architecture",
+    "run_tokens",
+    "uncertainty_class",
+    "usable_bytes",
+]
+
+
+def framework_defaults(framework: str | None) -> tuple[dict[str, Any], dict[str, str]]:
+    """The settings a named framework implies (specs/rules/frameworks.yaml) and where each comes from."""
+    if not framework:
+        return {}, {}
+    from rigcheck.core.catalog.facts import load_rule_facts
+
+    section = load_rule_facts("frameworks").get(framework)
+    if section is None:
+        return {}, {}
+    return dict(section["defaults"]), dict(section["basis"])
+
+
+#: llama.cpp's GGUF types: their bits per weight are the whole file's (specs/rules/memory.yaml).
+GGUF_TYPES = ("q2_k", "q3_k_m", "q4_0", "q4_k_m", "q5_0", "q5_k_m", "q6_k", "q8_0")
+
+
+def _quantization_name(value: Any) -> str | None:
+    """The scheme's name; ``bits`` for ``quantization: {bits: ...}``."""
+    if value is None or isinstance(value, str):
+        return value
+    return "bits"
+
+
+def _implied(name: str, value: Any, framework: str, basis: str | None) -> str:
+    """How a framework default reads in the estimate's notes: ``loss chunked: the torchtune default; code (...)``."""
+    return f"{name} {value}: the {framework} default" + (f"; {basis}" if basis else "")
+
+
+#: One architecture of each set of fields (bounded): the estimator's parts are kept by the values they
+#: read (:mod:`rigcheck.core.estimate.memory.reads`), and an architecture that is the same object
+#: compares at once where an equal one compares field by field.
+_ARCHITECTURES: dict[Architecture, Architecture] = {}
+
+
+def _one_of(arch: Architecture) -> Architecture:
+    known = _ARCHITECTURES.get(arch)
+    if known is None:
+        if len(_ARCHITECTURES) >= 256:
+            _ARCHITECTURES.clear()
+        known = _ARCHITECTURES[arch] = arch
+    return known
+
+
+def memory_inputs(workload: Any, arch: Architecture, *, gpus_per_node: int = 8) -> MemoryInputs:
+    """The estimator's inputs from a validated Workload model: what the workload states, else what its
+    framework does by default (said in ``implied``), else rigcheck's defaults (said in ``assumed``)."""
+    batch, par, lora, qlora, inference = (
+        workload.batch,
+        workload.parallelism,
+        workload.lora,
+        workload.qlora,
+        workload.inference,
+    )
+    training = workload.task != "inference"
+    stated = workload.model_fields_set
+    defaults, basis = framework_defaults(workload.framework)
+    implied: list[str] = []
+    assumed: list[str] = []
+
+    def pick(name: str, value: Any, is_stated: bool, fallback: Any) -> Any:
+        if is_stated:
+            return value
+        if name in defaults:
+            implied.append(_implied(name, defaults[name], workload.framework, basis.get(name)))
+            return defaults[name]
+        return fallback
+
+    seq_len = (batch.seq_len if batch and batch.seq_len else None) or (
+        inference.context_len if inference else None
+    )
+    if seq_len is None:
+        seq_len = arch.max_position or 2048
+        assumed.append(
+            f"{'batch.seq_len' if training else 'inference.context_len'} {seq_len:,} "
+            f"({'the model' + chr(39) + 's maximum length' if arch.max_position else 'rigcheck' + chr(39) + 's default'})"  # noqa: E501
+        )
+    if training and batch is None:
+        assumed.append("batch.micro 1")
+    optimizer = pick(
+        "optimizer", workload.optimizer, workload.optimizer is not None, "adamw" if training else "none"
+    )
+    if "activation" in defaults and arch.act_fn != defaults["activation"]:
+        from dataclasses import replace as _replace
+
+        arch = _replace(arch, activation=defaults["activation"])
+        implied.append(
+            _implied("activation", defaults["activation"], workload.framework, basis.get("activation"))
+        )
+    frozen = workload.task in ("lora", "qlora")
+    lora_targets = tuple(lora.targets) if lora and lora.targets else ()
+    if frozen and not lora_targets:
+        lora_targets = tuple(pick("lora_targets", (), False, ()))
+    lora_rank = lora.rank if lora else (int(pick("lora_rank", 8, False, 8)) if frozen else 0)
+    lora_dropout = lora.dropout if lora and lora.dropout is not None else None
+    if lora_dropout is None:
+        lora_dropout = float(pick("lora_dropout", 0.0, False, 0.0)) if frozen else 0.0
+    return MemoryInputs(
+        arch=_one_of(arch),
+        task=workload.task,
+        precision=pick("precision", workload.precision, "precision" in stated, workload.precision),
+        optimizer=optimizer,
+        quantization=_quantization_name(workload.quantization),
+        quantization_bits=getattr(workload.quantization, "bits", None),
+        quantization_scope=getattr(workload.quantization, "applies_to", None)
+        or ("all" if _quantization_name(workload.quantization) in GGUF_TYPES else "linear"),
+        micro_batch=batch.micro if batch else 1,
+        seq_len=seq_len,
+        grad_accum=batch.grad_accum if batch else 1,
+        activation_checkpointing=pick(
+            "activation_checkpointing",
+            workload.activation_checkpointing,
+            "activation_checkpointing" in stated,
+            workload.activation_checkpointing,
+        ),
+        activation_offloading=bool(
+            pick(
+                "activation_offloading",
+                workload.activation_offloading,
+                workload.activation_offloading is not None,
+                False,
+            )
+        ),
+        attention=pick("attention", workload.attention, workload.attention is not None, "sdpa"),
+        loss=pick("loss", workload.loss, "loss" in stated, workload.loss),
+        dp=par.dp,
+        tp=par.tp,
+        pp=par.pp,
+        sp=par.sp,
+        cp=par.cp,
+        ep=par.ep,
+        zero=par.zero,
+        fsdp=par.fsdp,
+        offload=par.offload,
+        offload_params=par.offload_params,
+        optimizer_in_backward=bool(
+            pick(
+                "optimizer_in_backward",
+                workload.optimizer_in_backward,
+                "optimizer_in_backward" in stated,
+                False,
+            )
+        ),
+        lora_rank=lora_rank,
+        lora_targets=lora_targets,
+        lora_dropout=lora_dropout,
+        modules_to_save=tuple(lora.modules_to_save) if lora and lora.modules_to_save else (),
+        lora_base_dtype=lora.base_dtype if lora else None,
+        qlora_quant=qlora.quant if qlora else "nf4",
+        qlora_double_quant=qlora.double_quant if qlora else True,
+        concurrency=inference.concurrency if inference else (batch.micro if batch else 1),
+        context_len=inference.context_len if inference and inference.context_len else seq_len,
+        prompt_len=inference.prompt_len if inference else None,
+        output_len=inference.output_len if inference else None,
+        kv_cache_dtype=inference.kv_cache_dtype if inference else None,
+        engine=inference.engine if inference else None,
+        gpu_memory_utilization=inference.gpu_memory_utilization if inference else None,
+        max_num_seqs=inference.max_num_seqs if inference else None,
+        max_num_batched_tokens=inference.max_num_batched_tokens if inference else None,
+        gpus_per_node=gpus_per_node,
+        framework=workload.framework,
+        optimizer_implementation=pick(
+            "optimizer_implementation",
+            workload.optimizer_implementation,
+            workload.optimizer_implementation is not None,
+            "foreach",
+        ),
+        qlora_backend=pick("qlora_backend", None, False, "bitsandbytes")
+        if workload.task == "qlora"
+        else "bitsandbytes",
+        kbit_upcast=workload.task == "qlora" and bool(qlora and qlora.kbit_training),
+        logits_upcast=bool(pick("logits_upcast", True, False, True)),
+        implied=tuple(implied),
+        assumed=tuple(assumed),
+    )
+
+
+def run_tokens(workload: Any, seq_len: int) -> float | None:
+    """Tokens the run processes: ``data.tokens`` (x epochs), else samples x sequence length (an upper
+    bound: samples shorter than the sequence length are padded or packed)."""
+    tokens, _ = run_tokens_with_origin(workload, seq_len)
+    return tokens
+
+
+def run_tokens_with_origin(workload: Any, seq_len: int) -> tuple[float | None, str]:
+    data = workload.data
+    if data is None:
+        return None, "none"
+    epochs = data.epochs or 1
+    if data.tokens:
+        return data.tokens * epochs, "data.tokens"
+    if data.samples:
+        return data.samples * seq_len * epochs, "samples x seq_len (upper bound)"
+    return None, "none"
+
+
+@dataclass(frozen=True)
+class WorkloadEstimate:
+    """A workload's architecture, memory inputs and estimate, and its speed when a rig is known."""
+
+    arch: Architecture
+    inputs: MemoryInputs
+    memory: MemoryEstimate
+    training: TrainingSpeed | None = None
+    decode: DecodeSpeed | None = None
+
+
+def estimate_workload(
+    workload: Any,
+    *,
+    gpu: GpuSpec | None = None,
+    gpus_per_node: int = 8,
+    arch: Architecture | None = None,
+    document: Any = None,
+    topology: Topology | None = None,
+) -> WorkloadEstimate:
+    """Memory (and, with a GPU, speed) of a workload. ``document`` positions model errors;
+    ``topology`` (the rig's links, :func:`rigcheck.core.estimate.topology.topology_of`) adds the
+    communication to the training step and the tensor-parallel all-reduces to decoding."""
+    if arch is None:
+        import os
+
+        base_dir = os.path.dirname(document.path) if document is not None else None
+        arch = resolve_architecture(workload.model, document=document, base_dir=base_dir)
+    inputs = memory_inputs(workload, arch, gpus_per_node=gpus_per_node)
+    memory = estimate_memory(inputs)
+    train = decode = None
+    if gpu is not None:
+        from rigcheck.core.catalog.facts import load_rule_facts
+
+        facts = load_rule_facts("throughput")
+        if inputs.training:
+            train = training_speed(
+                inputs,
+                gpu,
+                facts,
+                gpus=inputs.world,
+                run_tokens=run_tokens(workload, inputs.seq_len),
+                topology=topology,
+            )
+        else:
+            weights = memory.component("weights")
+            decode = decode_speed(
+                inputs,
+                gpu,
+                facts,
+                weight_bytes=weights.bytes if weights else 0.0,
+                engine=inputs.engine,
+                topology=topology,
+            )
+    return WorkloadEstimate(arch, inputs, memory, train, decode)
+
+
+# -- fitting ----------------------------------------------------------------------------------------------
+
+
+def usable_bytes(
+    gpu: GpuSpec,
+    *,
+    memory_gib: float | None = None,
+    ecc_enabled: bool | None = None,
+    facts: Mapping[str, Any] | None = None,
+) -> tuple[float, str]:
+    """VRAM a process can use: the catalog's measured usable figure (what nvidia-smi reports as
+    total), else a fraction of capacity; GDDR cards with ECC switched on lose 1/16 to check bits."""
+    if facts is None:
+        from rigcheck.core.catalog.facts import load_rule_facts
+
+        facts = load_rule_facts("memory")
+    fraction = float(facts["fit"]["usable_fallback_fraction"])
+    if memory_gib is not None:
+        value, why = memory_gib * fraction, f"{memory_gib:g} GiB (rig) x {fraction:g}"
+    elif gpu.usable_gib_approx:
+        value, why = (
+            gpu.usable_gib_approx,
+            f"{gpu.usable_gib_approx:g} GiB usable (catalog, as nvidia-smi reports)",
+        )
+    else:
+        value, why = gpu.memory_gib * fraction, f"{gpu.memory_gib:g} GiB x {fraction:g} (catalog)"
+    if ecc_enabled and gpu.ecc == "optional":
+        value *= 15 / 16
+        why += " x 15/16 (ECC on)"
+    return value * GIB, why
+
+
+def _vllm(estimate: MemoryEstimate) -> bool:
+    return estimate.inputs.engine == "vllm" and not estimate.inputs.training
+
+
+def required_bytes(estimate: MemoryEstimate) -> float:
+    """What must fit: the device total; for vLLM what its pool must hold (weights, the profile run's
+    activations, its non-torch memory and the KV cache the workload needs)."""
+    if _vllm(estimate):
+        return sum(
+            estimate.gib(name) * GIB for name in ("weights", "activations", "nccl_buffers", "kv_cache")
+        )
+    return estimate.device
+
+
+def outside_pool(estimate: MemoryEstimate) -> float:
+    """vLLM: what lives beside its pool (the CUDA context with NCCL's set-up, and the CUDA graphs
+    captured after the KV cache is sized), which must fit in the share of the GPU it leaves free."""
+    if not _vllm(estimate):
+        return 0.0
+    return estimate.gib("cuda_context") * GIB + estimate.gib("cuda_graphs") * GIB
+
+
+def capacity_for(estimate: MemoryEstimate, usable: float, facts: Mapping[str, Any] | None = None) -> float:
+    """What the workload may use: the usable VRAM, or vLLM's share of it (gpu_memory_utilization)."""
+    if _vllm(estimate):
+        if facts is None:
+            from rigcheck.core.catalog.facts import load_rule_facts
+
+            facts = load_rule_facts("memory")
+        utilization = estimate.inputs.gpu_memory_utilization or float(
+            facts["inference"]["vllm_gpu_memory_utilization"]
+        )
+        return usable * utilization
+    return usable
+
+
+#: How far above the exact bound :func:`pass_ceiling` lies (relative): more than the rounding of the
+#: division in :func:`need_range`, and a few bytes on any GPU.
+_ROUNDING = 1e-9
+
+
+def pass_ceiling(inputs: MemoryInputs, usable: float, facts: Mapping[str, Any]) -> float | None:
+    """Device bytes at or above which :func:`fit_verdict` cannot pass a training estimate of
+    ``inputs`` on a GPU with ``usable`` bytes: what a search for what fits may stop short of
+    (:func:`rigcheck.core.estimate.memory.estimate_memory_below`). A training estimate's need is its
+    device total and its capacity the usable memory; a pass needs the need below the capacity and the
+    high end of its range, need / (1 + p10_error) of its class (:func:`need_range`), at or under it:
+    so need <= usable x min(1, 1 + p10_error). None for inference, whose need and capacity are measured
+    otherwise (vLLM: its pool's contents against its share of the GPU)."""
+    if not inputs.training:
+        return None
+    p10 = float(facts["uncertainty"][uncertainty_class(inputs)]["p10_error"])
+    share = 1 + p10 if -1 < p10 < 0 else 1.0  # a band wholly above the estimate leaves only need < usable
+    return usable * share * (1 + _ROUNDING)
+
+
+@dataclass(frozen=True)
+class FitVerdict:
+    """MEM001's decision for one GPU: ``severity`` is pass | warn | fail; ``low``/``high`` the range of
+    the need from the estimate's measured accuracy (specs/rules/memory.yaml ``uncertainty``)."""
+
+    severity: str
+    need: float  # bytes the workload needs (device basis; vLLM: its pool's contents)
+    capacity: float  # bytes it may use (usable VRAM, or vLLM's share of it)
+    low: float
+    high: float
+    usable: float = 0.0
+    outside: float = 0.0  # vLLM: beside the pool
+    reason: str = ""
+
+    @property
+    def share(self) -> float:
+        if self.outside and self.usable:
+            return max(self.need / self.capacity, (self.capacity + self.outside) / self.usable)
+        return self.need / self.capacity
+
+
+def uncertainty_class(inputs: MemoryInputs) -> str:
+    """Which error band of specs/rules/memory.yaml ``uncertainty`` an estimate takes: the estimator's
+    errors differ by class (training with whole replicas is centred, sharded training runs under)."""
+    if not inputs.training:
+        return "inference"
+    return "training_sharded" if inputs.sharded else "training_replicated"
+
+
+def need_range(estimate: MemoryEstimate, need: float, facts: Mapping[str, Any]) -> tuple[float, float]:
+    """The range the true need lies in, from the estimator's errors on measurements of its class:
+    measured = estimate / (1 + error), the error between its 10th and 90th percentiles."""
+    band = facts["uncertainty"][uncertainty_class(estimate.inputs)]
+    low, high = need / (1 + float(band["p90_error"])), need / (1 + float(band["p10_error"]))
+    return min(low, need), max(
+        high, need
+    )  # a class whose errors all lie on one side keeps the estimate in range
+
+
+def fit_verdict(
+    estimate: MemoryEstimate, usable: float, facts: Mapping[str, Any] | None = None
+) -> FitVerdict:
+    """Fail when even the low end of the need does not fit (or the estimate itself reaches the
+    capacity), warn when the range straddles the capacity, pass when its high end fits. vLLM must also
+    fit its pool plus what lives beside it (context, CUDA graphs) in the whole GPU."""
+    if facts is None:
+        from rigcheck.core.catalog.facts import load_rule_facts
+
+        facts = load_rule_facts("memory")
+    capacity = capacity_for(estimate, usable, facts)
+    need = required_bytes(estimate)
+    low, high = need_range(estimate, need, facts)
+    outside = outside_pool(estimate)
+    reasons = []
+    if low > capacity or need >= capacity:
+        severity = "fail"
+        reasons.append(
+            "even the low end does not fit" if low > capacity else "the estimate reaches the capacity"
+        )
+    elif high > capacity:
+        severity = "warn"
+        reasons.append("the capacity lies within the estimate's range")
+    else:
+        severity = "pass"
+    if outside and capacity + outside > usable:
+        severity = "fail"
+        reasons.append(
+            f"vLLM's share ({capacity / GIB:.1f} GiB) and what it keeps beside it ({outside / GIB:.1f} GiB: context, "
+            f"CUDA graphs) exceed the GPU's {usable / GIB:.1f} GiB"
+        )
+    reason = "; ".join(reasons)
+    return FitVerdict(severity, need, capacity, low, high, usable, outside, reason)
+
+
+def largest_micro_batch(
+    inputs: MemoryInputs,
+    capacity: float,
+    *,
+    limit: int = 4096,
+    fits: Callable[[MemoryEstimate], bool] | None = None,
+) -> int:
+    """The largest micro-batch (training) or concurrency (inference) that fits; 0 if none. ``fits``
+    decides (MEM001 passes it its verdict); by default the need must fit ``capacity``.
+
+    Predicted from the need at 1 and 2, then verified (:func:`~rigcheck.core.estimate.largest.largest_fitting`):
+    about four estimates where the need is affine in the value; where it is not (chunked loss, full
+    recomputation) the walk still ends on the boundary, as the doubling search from 1 did (the answer is
+    the same wherever fitting is monotone in the value: tests/test_estimate_components.py).
+    """
+    decide = fits or (lambda estimate: required_bytes(estimate) <= capacity)
+    needs: dict[int, float] = {}
+
+    def ok(value: int) -> bool:
+        trial = inputs.changed(micro_batch=value) if inputs.training else inputs.changed(concurrency=value)
+        estimate = estimate_memory(trial)
+        needs[value] = required_bytes(estimate)
+        return decide(estimate)
+
+    return largest_fitting(ok, needs.__getitem__, 1, limit, capacity) or 0

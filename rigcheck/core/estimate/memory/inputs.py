@@ -1,0 +1,125 @@
+"""What the memory estimator reads: one workload's settings, resolved (``rigcheck.core.estimate.estimate.memory_inputs``
+builds them from a workload spec, applying the framework's defaults)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from rigcheck.core.estimate.architecture import Architecture
+
+MIXED = ("16-mixed", "bf16-mixed", "fp8-mixed")
+TRUE_16 = ("bf16-true", "16-true")
+
+
+@dataclass(frozen=True)
+class MemoryInputs:
+    """Everything the estimator reads."""
+
+    arch: Architecture
+    task: str = "full_finetune"
+    precision: str = "bf16-mixed"
+    optimizer: str | None = "adamw"
+    quantization: str | None = None
+    quantization_bits: float | None = (
+        None  # bits per weight stated by the workload (quantization: {bits: ...})
+    )
+    quantization_scope: str = "linear"  # linear | all: what those bits, or the scheme's, apply to
+    micro_batch: int = 1
+    seq_len: int = 2048
+    grad_accum: int = 1
+    activation_checkpointing: str = "none"
+    activation_offloading: bool = False
+    attention: str = "sdpa"
+    loss: str = "standard"  # standard | chunked | fused
+    logits_upcast: bool = True  # the loss casts the logits to fp32 itself (transformers' logits.float())
+    dp: int = 1
+    tp: int = 1
+    pp: int = 1
+    sp: bool = False
+    cp: int = 1
+    ep: int = 1
+    zero: int = 0
+    fsdp: str | None = None
+    offload: str = "none"
+    offload_params: bool = False
+    optimizer_in_backward: bool = False
+    lora_rank: int = 0
+    lora_targets: tuple[str, ...] = ()
+    lora_dropout: float = 0.0
+    lora_base_dtype: str | None = None  # bf16 | fp16 | fp32; None: 16-bit (fp32 under 32-true)
+    modules_to_save: tuple[str, ...] = ()
+    qlora_quant: str = "nf4"
+    qlora_double_quant: bool = True
+    concurrency: int = 1
+    context_len: int | None = None
+    prompt_len: int | None = None
+    output_len: int | None = None
+    kv_cache_dtype: str | None = None
+    engine: str | None = None
+    gpu_memory_utilization: float | None = None
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    gpus_per_node: int = 8
+    cuda_context_gib: float | None = None
+    framework: str | None = None
+    optimizer_implementation: str = "foreach"  # foreach | fused | for-loop (torch.optim's three)
+    qlora_backend: str = "bitsandbytes"  # bitsandbytes | torchao (torchtune's NF4Tensor)
+    kbit_upcast: bool = False  # PEFT prepare_model_for_kbit_training: 16-bit params not quantised -> fp32
+    implied: tuple[str, ...] = field(
+        default=()
+    )  # settings the framework's defaults gave (the estimate's notes)
+    assumed: tuple[str, ...] = field(
+        default=()
+    )  # settings rigcheck assumed, the workload being silent (MEM004)
+
+    def changed(self, **changes: Any) -> MemoryInputs:
+        """A copy with ``changes``: ``dataclasses.replace`` without its per-field work (22 us, a fifth of
+        MEM001's time in lint, which tries many changed inputs). The same copy, because the class has
+        no ``__post_init__`` and every field is set by ``__init__`` (tests/test_estimate_components.py)."""
+        unknown = changes.keys() - _FIELD_NAMES
+        if unknown:
+            raise TypeError(f"MemoryInputs has no field(s) {', '.join(sorted(unknown))}")
+        copy = object.__new__(MemoryInputs)
+        values = copy.__dict__
+        values.update(self.__dict__)
+        values.update(changes)
+        return copy
+
+    @property
+    def fused_optimizer(self) -> bool:
+        """A fused (or for-loop) optimizer step keeps no foreach temporaries (torch.optim docs)."""
+        return self.optimizer_implementation != "foreach"
+
+    @property
+    def world(self) -> int:
+        return self.dp * self.tp * self.pp * self.cp
+
+    @property
+    def training(self) -> bool:
+        return self.task != "inference"
+
+    @property
+    def frozen_base(self) -> bool:
+        return self.task in ("lora", "qlora")
+
+    @property
+    def sharded_params(self) -> bool:
+        """ZeRO-3 and FSDP full/hybrid shard split every parameter, trainable or frozen."""
+        return self.zero >= 3 or self.fsdp in ("full_shard", "hybrid_shard")
+
+    @property
+    def sharded_grads(self) -> bool:
+        return self.zero >= 2 or self.fsdp in ("full_shard", "hybrid_shard", "shard_grad_op")
+
+    @property
+    def sharded(self) -> bool:
+        return bool(self.zero) or self.fsdp in ("full_shard", "hybrid_shard", "shard_grad_op")
+
+    @property
+    def megatron(self) -> bool:
+        """Megatron-style blocks (Korthikanti et al.'s accounting, TP and SP splits)."""
+        return self.framework == "megatron"
+
+
+_FIELD_NAMES = frozenset(item.name for item in fields(MemoryInputs))

@@ -1,0 +1,40 @@
+"""Bytes of quantised weights: a scheme's bits per weight (specs/rules/memory.yaml
+``quantization_bits``) or the workload's own ``quantization: {bits: ...}``, over the block linears
+(GPTQ, AWQ, int8, NF4: embeddings, head and norms stay 16-bit) or over every parameter (GGUF and
+EXL2 publish the whole file's bits per weight)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rigcheck.core.estimate.memory.inputs import MemoryInputs
+from rigcheck.core.estimate.memory.result import billions
+from rigcheck.core.estimate.memory.shards import Shards
+
+
+def bits_per_weight(inputs: MemoryInputs, facts: Mapping[str, Any]) -> float | None:
+    """The bits of a quantised weight, or None when the weights are not quantised."""
+    name = inputs.quantization
+    if not name or name == "none":
+        return None
+    if name == "bits":
+        return float(inputs.quantization_bits or 16)
+    return float(facts["quantization_bits"][name])
+
+
+def quantized_weight_bytes(
+    inputs: MemoryInputs, shards: Shards, facts: Mapping[str, Any], other_bytes: float
+) -> tuple[float, str] | None:
+    """This rank's weight bytes under the quantisation, and the formula; None when unquantised."""
+    bits = bits_per_weight(inputs, facts)
+    if bits is None:
+        return None
+    b = bits / 8
+    label = f"{bits:g} bits" if inputs.quantization == "bits" else inputs.quantization
+    if inputs.quantization_scope == "all":
+        return shards.params * b, f"{billions(shards.params)} params x {b:.4f} B ({label}, the whole model)"
+    linear, rest = shards.linear, shards.params - shards.linear
+    return linear * b + rest * other_bytes, (
+        f"{billions(linear)} linear params x {b:.4f} B ({label}) + {billions(rest)} other params x {other_bytes:g} B"
+    )

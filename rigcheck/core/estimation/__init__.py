@@ -1,4 +1,0 @@
-"""The arithmetic behind rigcheck's estimates: model shapes, memory, speed, power and links.
-
-Import from ``rigcheck.core.estimate`` for the public entry points.
-"""
