@@ -24,7 +24,16 @@ STEPS = [
     [sys.executable, "-m", "rigcheck.core.report.docgen", "docs/rules"],
     [sys.executable, "-m", "rigcheck.core.spec.schemas", "schemas"],
     [sys.executable, "-m", "rigcheck.core.catalog.catalog_docs", "docs/plugins.md"],
-    [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "tests/test_golden.py", "tests/test_lint_formats.py"],
+    [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:randomly",
+        "tests/test_golden.py",
+        "tests/test_lint_formats.py",
+    ],
 ]
 
 
