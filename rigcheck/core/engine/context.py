@@ -25,7 +25,9 @@ from rigcheck.core.spec.models.workload import Workload
 __all__ = ["CheckContext", "Fact", "GpuView", "NodeView", "resolve_model"]
 
 if TYPE_CHECKING:
+    from rigcheck.core.engine.rig_estimate import RigEstimate
     from rigcheck.core.estimate.architecture import Architecture
+    from rigcheck.core.estimate.estimate import WorkloadEstimate
 
 
 class CheckContext:
@@ -118,7 +120,7 @@ class CheckContext:
         """The rig's first node group with GPUs (where a workload's estimate is made), or ``None``."""
         return next((node for node in self.nodes if node.gpus), None)
 
-    def estimate(self) -> Any:
+    def estimate(self) -> WorkloadEstimate | None:
         """The workload's memory and speed estimate on the first GPU of the rig's first GPU node
         (:class:`rigcheck.core.estimate.estimate.WorkloadEstimate`: ``.memory``, ``.training`` or ``.decode``),
         from the catalog's GPU facts alone; ``None`` without a workload or GPUs."""
@@ -127,33 +129,35 @@ class CheckContext:
             return None
         return self.estimate_for(node, node.gpus[0])
 
-    def estimate_for(self, node: NodeView, gpu: GpuView) -> Any:
+    def estimate_for(self, node: NodeView, gpu: GpuView) -> WorkloadEstimate | None:
         """The workload's estimate on ``gpu`` of ``node`` from the catalog's GPU facts alone (no rig speed
         overrides, no topology: what memory rules need), computed once per GPU; ``None`` without a
         workload."""
         if self.workload is None:
             return None
         key = ("estimate_for", id(node), id(gpu))
-        cache = self.__dict__.setdefault("_estimates", {})
+        cache: dict[tuple[str, int, int], Any] = self.__dict__.setdefault("_estimates", {})
         if key not in cache:
             from rigcheck.core.estimate.estimate import estimate_workload
 
             cache[key] = estimate_workload(
                 self.workload, gpu=gpu.facts, gpus_per_node=node.gpus_per_node, arch=self.arch
             )
-        return cache[key]
+        estimate: WorkloadEstimate = cache[key]
+        return estimate
 
-    def estimate_on(self, node: NodeView, gpu: GpuView) -> Any:
+    def estimate_on(self, node: NodeView, gpu: GpuView) -> RigEstimate:
         """The workload on ``gpu`` of ``node`` as the rig runs it: the GPU's speed facts with the rig's
         overrides and power limit, and the paths its collectives take
         (:class:`rigcheck.core.engine.rig_estimate.RigEstimate`), computed once per GPU."""
         key = ("estimate_on", id(node), id(gpu))
-        cache = self.__dict__.setdefault("_estimates", {})
+        cache: dict[tuple[str, int, int], Any] = self.__dict__.setdefault("_estimates", {})
         if key not in cache:
             from rigcheck.core.engine.rig_estimate import estimate_on
 
             cache[key] = estimate_on(self, node, gpu)
-        return cache[key]
+        estimate: RigEstimate = cache[key]
+        return estimate
 
     def facts(self, name: str) -> dict[str, FactSection]:
         """Rule thresholds from ``specs/rules/NAME.yaml`` (each section with source and as_of), with

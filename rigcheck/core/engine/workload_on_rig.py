@@ -68,7 +68,9 @@ def run_hours(ctx: CheckContext) -> tuple[float | None, str]:
         return float(workload.run.hours), "run.hours"
     if ctx.first_gpu_node is None or workload.task == "inference":
         return None, "unknown"
-    speed = ctx.estimate().training  # computed once per context
+    estimate = ctx.estimate()  # computed once per context
+    assert estimate is not None  # a workload and a GPU node: checked above
+    speed = estimate.training
     if speed is None or speed.run_hours is None:
         return None, "unknown"
     return speed.run_hours.default, "estimated training time"

@@ -201,6 +201,7 @@ class VramFitChecker(Checker):
     def _fit(self, ctx: CheckContext, node: NodeView, gpu: GpuView) -> Iterator[Finding]:
         """MEM001 and MEM003 on one GPU type."""
         estimate = ctx.estimate_for(node, gpu)
+        assert estimate is not None  # needs_workload
         subject = f"{ctx.subject} on {gpu.facts.name}"
         yield self._vram_fit(ctx, node, gpu, estimate, subject)
         yield from self._host(ctx, node, estimate.memory, subject)

@@ -181,6 +181,7 @@ class DataLoadingChecker(WorkloadOnRigChecker):
             return
         rates = device_rates(node, *picked, facts)
         estimate = ctx.estimate_for(node, node.gpus[0])
+        assert estimate is not None  # needs_workload
         speed = estimate.training
         if speed is None:
             yield READ_RATE.skipped(
