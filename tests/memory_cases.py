@@ -147,8 +147,8 @@ def basis_gib(memory, basis: str) -> float:  # type: ignore[no-untyped-def]
 
 @functools.cache
 def _catalog():  # type: ignore[no-untyped-def]
-    from rigcheck._resources import hardware_file
     from rigcheck.core.catalog.catalog import Catalog, load_catalog_file
+    from rigcheck.resources import hardware_file
 
     catalog = Catalog()
     load_catalog_file(str(hardware_file("gpus.yaml")), catalog)

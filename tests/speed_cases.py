@@ -135,8 +135,8 @@ def workload_fields(tr: dict[str, Any], training: bool, case_id: str) -> dict[st
 
 @functools.cache
 def _catalog() -> Any:
-    from rigcheck._resources import hardware_file
     from rigcheck.core.catalog.catalog import Catalog, load_catalog_file
+    from rigcheck.resources import hardware_file
 
     catalog = Catalog()
     load_catalog_file(str(hardware_file("gpus.yaml")), catalog)

@@ -41,16 +41,16 @@ def test_check_and_lint_load_check_and_write_with_the_collector_paused(
     command: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     from rigcheck import cli
-    from rigcheck.commands import _report
+    from rigcheck.commands import reporting
 
     seen: list[bool] = []
-    real = _report.write_report
+    real = reporting.write_report
 
     def write_report(*args: object, **kwargs: object) -> None:
         seen.append(gc.isenabled())
         real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(_report, "write_report", write_report)
+    monkeypatch.setattr(reporting, "write_report", write_report)
     rig = tmp_path / "rig.yaml"
     rig.write_text((SPECS / "rigs" / "home-2x3090.yaml").read_text(encoding="utf-8"))
     target = str(rig) if command == "check" else str(tmp_path)

@@ -797,7 +797,7 @@ def _every_fix(inputs: MemoryInputs, fits: Any, limits: Limits, limit: int = 3) 
     ``limit`` cheapest distinct ones."""
     from itertools import combinations, product
 
-    from rigcheck.core.estimate.fixes import Fix, _best, _candidates, host_fits
+    from rigcheck.core.estimate.fixes import Fix, best_fixes, fix_candidates, host_fits
 
     def ok(estimate: MemoryEstimate) -> bool:
         return fits(estimate) and host_fits(estimate, limits)
@@ -841,7 +841,7 @@ def _every_fix(inputs: MemoryInputs, fits: Any, limits: Limits, limit: int = 3) 
         integers.append((2, [shorter(v) for v in range((length - 1) // 256 * 256, 1023, -256)]))
     fixed = [
         (c.cost, [(c.changes, c.description)])
-        for c in _candidates(inputs, limits, ok)
+        for c in fix_candidates(inputs, limits, ok)
         if c.name not in ("micro-batch", "sequence", "concurrency", "context")
     ]
     found: list[Fix] = []
@@ -857,7 +857,7 @@ def _every_fix(inputs: MemoryInputs, fits: Any, limits: Limits, limit: int = 3) 
             found.append(Fix(values[0][0], values[0][1], estimate, cost))
     members = sorted(unsolved + fixed, key=lambda member: member[0])  # in find_fixes' order
     members = [m for m in members if not any(f.description == m[1][0][1] for f in found)]
-    if len(_best(found, limit)) < limit:
+    if len(best_fixes(found, limit)) < limit:
         for size in (2, 3):
             for combo in combinations(members, size):
                 keys = [key for _, values in combo for key in values[0][0]]
@@ -880,7 +880,7 @@ def _every_fix(inputs: MemoryInputs, fits: Any, limits: Limits, limit: int = 3) 
                         break
             if found:
                 break
-    return _best(found, limit)
+    return best_fixes(found, limit)
 
 
 @pytest.mark.parametrize("usable_gib", [14, 22, 40, 80])

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rigcheck.core.engine.errors import UsageError
-from rigcheck.evidence.loader import MAX_BYTES, _import, load_evidence, parse_text
+from rigcheck.evidence.loader import MAX_BYTES, import_parser, load_evidence, parse_text
 from rigcheck.evidence.model import Evidence
 from rigcheck.evidence.parsers import BUILTIN_PARSERS
 
@@ -1115,7 +1115,7 @@ def test_tool_output(relative: str) -> None:
 
 
 def _parsers() -> list[object]:
-    return [_import(reference) for reference in BUILTIN_PARSERS]
+    return [import_parser(reference) for reference in BUILTIN_PARSERS]
 
 
 def _cuts(length: int, step: int = 7, most: int = 400) -> list[int]:

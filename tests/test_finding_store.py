@@ -339,7 +339,7 @@ def test_a_lint_asked_for_json_writes_its_findings_as_it_stores_them(  # type: i
 ) -> None:
     """A lint's stores write each chunk's JSON as they move it to disk only when a JSON report is asked
     for, and the report is the one the writer gives on its own (byte for byte, timings aside)."""
-    from rigcheck.commands import _report
+    from rigcheck.commands import reporting
     from rigcheck.core.report.render import json as json_render
 
     calls = [0]
@@ -354,7 +354,7 @@ def test_a_lint_asked_for_json_writes_its_findings_as_it_stores_them(  # type: i
     reports = []
     for with_render in (True, False):
         if not with_render:
-            monkeypatch.setattr(_report, "stored_chunk_text", lambda outputs: None)
+            monkeypatch.setattr(reporting, "stored_chunk_text", lambda outputs: None)
         arguments = ["lint"]
         for index, name in enumerate(formats):
             arguments += ["--format", name, "--output", str(tmp_path / f"{with_render}-{index}.{name}")]

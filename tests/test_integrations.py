@@ -41,7 +41,7 @@ def test_github_actions_example_uploads_the_sarif_it_writes() -> None:
 def test_each_output_writes_the_format_just_before_it(builtin_registry, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """`-f github -f sarif -o r.sarif` once wrote the github annotations into r.sarif (by position)."""
     from rigcheck.commands._options import output_files
-    from rigcheck.commands._report import report_outputs
+    from rigcheck.commands.reporting import report_outputs
 
     def outputs(argv: list[str]) -> list[tuple[str, str | None]]:
         args = build_parser().parse_args(argv)

@@ -150,3 +150,17 @@ def test_the_core_is_split_by_domain() -> None:
     """A newcomer finds a module in one guess: rigcheck/core holds only domain packages."""
     loose = sorted(path.name for path in (PACKAGE / "core").glob("*.py") if path.name != "__init__.py")
     assert not loose, loose
+
+
+def test_no_test_imports_a_private_name() -> None:
+    """Issue 45: tests go through what a module offers; a helper worth testing alone is public."""
+    tests = Path(__file__).resolve().parent
+    offenders = [
+        f"{path.relative_to(tests.parent)}:{line}: {module}.{name}"
+        for path in sorted(tests.rglob("*.py"))
+        for module, names, line in _imports(path)
+        if module.startswith("rigcheck")
+        for name in names
+        if name.startswith("_") and not name.startswith("__")
+    ]
+    assert not offenders, "\n".join(offenders)

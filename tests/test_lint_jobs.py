@@ -109,11 +109,11 @@ def test_when_workers_are_used(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_jobs_defaults_to_the_cpus_this_process_may_use(monkeypatch: pytest.MonkeyPatch) -> None:
-    from rigcheck.commands._report import _jobs
+    from rigcheck.commands.reporting import jobs_to_use
 
     monkeypatch.setattr("rigcheck.core.lint.cpus.usable_cpus", lambda: 3)
-    assert _jobs(None) == 3
-    assert _jobs(5) == 5  # as given; worker_count caps the workers
+    assert jobs_to_use(None) == 3
+    assert jobs_to_use(5) == 5  # as given; worker_count caps the workers
 
 
 def test_no_workers_while_another_thread_runs(monkeypatch: pytest.MonkeyPatch) -> None:

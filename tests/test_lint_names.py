@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 
 from rigcheck.core.lint import lint
-from rigcheck.core.lint.lint import MAX_HINTED_NAMES, _Names
+from rigcheck.core.lint.lint import MAX_HINTED_NAMES, SpecNames
 
 RIG = """\
 apiVersion: rigcheck/v1
@@ -55,7 +55,7 @@ def test_the_index_finds_what_a_scan_in_order_finds() -> None:
         )
         for _ in range(40)
     ]
-    index = _Names(docs[:25])  # type: ignore[arg-type]
+    index = SpecNames(docs[:25])  # type: ignore[arg-type]
     for doc in docs[25:]:
         index.add(doc)  # type: ignore[arg-type]
     for kind in ("Rig", "Workload"):

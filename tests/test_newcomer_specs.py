@@ -169,11 +169,11 @@ def test_a_wrong_choice_names_file_line_field_and_the_choices(run_cli, write_spe
 
 def _schema_problems(text: str, change: Any) -> list[str]:
     from rigcheck.core.spec.documents import parse_spec
-    from rigcheck.core.spec.validate import _json_schema_problems
+    from rigcheck.core.spec.validate import json_schema_problems
 
     document = parse_spec(textwrap.dedent(text), "spec.yaml")
     change(document.yaml.data)
-    return [problem.format() for problem in _json_schema_problems(document)]
+    return [problem.format() for problem in json_schema_problems(document)]
 
 
 def test_schema_errors_descend_into_any_of_and_list_the_choices() -> None:

@@ -104,12 +104,12 @@ def test_installed_copies_are_never_shown_by_their_site_packages_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A venv inside the project: the shipped rig is below the working directory, but under site-packages."""
-    from rigcheck import _resources
+    from rigcheck import resources
 
     data = tmp_path / ".venv" / "lib" / "python3.11" / "site-packages" / "rigcheck" / "_data" / "specs"
     (data / "rigs").mkdir(parents=True)
     (data / "rigs" / "home-2x3090.yaml").write_text("kind: Rig\n")
-    monkeypatch.setattr(_resources, "specs_dir", lambda: data)
+    monkeypatch.setattr(resources, "specs_dir", lambda: data)
     monkeypatch.chdir(tmp_path)
     assert shown_path(str(data / "rigs" / "home-2x3090.yaml")) == "<shipped>/rigs/home-2x3090.yaml"
 

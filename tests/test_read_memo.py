@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from rigcheck.core.catalog.facts import load_rule_facts
+from rigcheck.core.catalog.facts import load_rule_facts, record_reads
 from rigcheck.core.estimate.architecture import architecture_from_mapping, find_preset
-from rigcheck.core.estimate.memory import MemoryInputs, _estimate
+from rigcheck.core.estimate.memory import MemoryInputs, estimate_memory, estimate_memory_below
 from rigcheck.core.estimate.memory.reads import ReadMemo
 
 FACTS = load_rule_facts("memory")
@@ -67,15 +67,17 @@ GRID = [
 
 
 def test_estimates_from_kept_parts_are_the_estimates_made_whole() -> None:
-    """Every grid point estimated twice with kept parts (the second time from them alone) and once
-    without: the same components, totals, phases, notes and host bytes; and with a ceiling, None at
-    the same points."""
+    """Every grid point estimated twice through the kept parts (a copy of the facts each time, so no
+    estimate made already is returned; the second is made from kept parts alone) and once with every
+    optimisation off (:func:`record_reads`): the same components, totals, phases, notes and host bytes;
+    and with a ceiling, None only where the whole estimate reaches it."""
     for settings in GRID:
         inputs = _inputs(**settings)
-        whole = _estimate(inputs, FACTS, None, kept=False)
-        assert _estimate(inputs, FACTS, None) == whole
-        assert repr(_estimate(inputs, FACTS, None)) == repr(whole)
-        assert whole is not None
+        with record_reads():
+            whole = estimate_memory(inputs, FACTS)
+        for _ in range(2):
+            kept = estimate_memory(inputs, dict(FACTS))
+            assert kept == whole and repr(kept) == repr(whole)
         for ceiling in (whole.device * 0.5, whole.device * 0.999, whole.device * 2):
-            cut = _estimate(inputs, FACTS, ceiling, kept=False)
-            assert (_estimate(inputs, FACTS, ceiling) is None) == (cut is None)
+            cut = estimate_memory_below(inputs, ceiling, dict(FACTS))
+            assert cut == whole if cut is not None else whole.device >= ceiling

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import yaml
 
-from rigcheck._resources import rules_data_file
 from rigcheck.cli import main
 from rigcheck.core.catalog.facts import load_rule_facts, record_reads
+from rigcheck.resources import rules_data_file
 
 REPO = Path(__file__).resolve().parents[1]
 META = {"source", "as_of", "confidence", "notes", "note"}

@@ -92,8 +92,8 @@ def preset(name: str) -> Architecture:
 
 @functools.cache
 def _catalog() -> Any:
-    from rigcheck._resources import hardware_file
     from rigcheck.core.catalog.catalog import Catalog, load_catalog_file
+    from rigcheck.resources import hardware_file
 
     catalog = Catalog()
     load_catalog_file(str(hardware_file("gpus.yaml")), catalog)

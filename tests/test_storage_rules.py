@@ -200,11 +200,11 @@ class TestRandomIops:
         assert finding.evidence["random_read_iops"] == pytest.approx(iops)
 
     def test_pd_ssd_throughput_per_gib(self) -> None:
-        from rigcheck.core.estimate.storage import _cloud
+        from rigcheck.core.estimate.storage import cloud_volume
         from rigcheck.core.spec.models.rig import StorageDevice
 
         device = StorageDevice(kind="cloud-volume", volume_type="pd-ssd", capacity_gb=1000)
-        read, _, _, _ = _cloud(device, load_rule_facts("storage"))
+        read, _, _, _ = cloud_volume(device, load_rule_facts("storage"))
         assert read == pytest.approx(0.48 * 1000e9 / 2**30 * 2**20 / 1e6)  # 468.7 MB/s
 
 

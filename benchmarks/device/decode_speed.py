@@ -89,10 +89,10 @@ def measure(name: str, batch: int, prompt: int, new: int, device: str, tiny: boo
 def estimate(name: str, batch: int, prompt: int, new: int, gpu_name: str) -> dict[str, object]:
     """rigcheck's decode estimate for the same workload on this GPU."""
     sys.path.insert(0, str(ROOT))
-    from rigcheck._resources import hardware_file
     from rigcheck.core.catalog.catalog import Catalog, load_catalog_file
     from rigcheck.core.estimate.estimate import estimate_workload
     from rigcheck.core.spec.documents import parse_spec
+    from rigcheck.resources import hardware_file
 
     catalog = Catalog()
     load_catalog_file(str(hardware_file("gpus.yaml")), catalog)

@@ -7,7 +7,7 @@ module imports only the standard library, the exit codes and the helpers below; 
 and the tracer are imported inside ``run``, so that parsing the command line loads nothing heavy.
 
 Shared by several commands: :mod:`._options` (option groups), :mod:`._shared` (plugins, renderers,
-colour, loading specs, writing output) and :mod:`._report` (the report path of ``check`` and ``lint``).
+colour, loading specs, writing output) and :mod:`.reporting` (the report path of ``check`` and ``lint``).
 A command whose files may name other files (``check``, ``lint``, ``validate``, ``estimate``) sets
 ``confined=True``: ``main`` confines reads to the checked root while it runs (docs/security.md).
 """

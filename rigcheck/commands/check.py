@@ -32,8 +32,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rigcheck.commands._report import run_report
     from rigcheck.commands._shared import load_specs
+    from rigcheck.commands.reporting import run_report
     from rigcheck.core.engine.collector import collector_paused
     from rigcheck.core.spec.specs_index import resolve_spec_argument
 

@@ -29,7 +29,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rigcheck.commands._report import run_report
+    from rigcheck.commands.reporting import run_report
     from rigcheck.core.engine.collector import collector_paused
     from rigcheck.core.lint.lint import lint
 

@@ -34,7 +34,7 @@ ParserRef = Any  # a parser object, or a "module:ATTR" string naming one
 
 
 @functools.cache
-def _import(reference: str) -> Any:
+def import_parser(reference: str) -> Any:
     module_name, _, attribute = reference.partition(":")
     if not module_name or not attribute:
         raise ValueError(f"{reference!r} is not of the form 'module:ATTR'")
@@ -111,7 +111,7 @@ def _parse_text(text: str, path: str, parsers: Sequence[ParserRef] | None) -> Ev
     notes: list[str] = []
     for reference in BUILTIN_PARSERS if parsers is None else parsers:
         try:
-            parser = _import(reference) if isinstance(reference, str) else reference
+            parser = import_parser(reference) if isinstance(reference, str) else reference
         except Exception as exc:  # a broken plugin reference must not stop the other files
             notes.append(f"parser {reference!r} could not be imported: {type(exc).__name__}: {exc}")
             continue

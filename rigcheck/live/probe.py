@@ -467,8 +467,8 @@ def _software(
 
 @cache
 def _catalog() -> Any:
-    from rigcheck._resources import hardware_file
     from rigcheck.core.catalog.catalog import Catalog, load_catalog_file
+    from rigcheck.resources import hardware_file
 
     catalog = Catalog()
     load_catalog_file(str(hardware_file("gpus.yaml")), catalog)

@@ -351,7 +351,7 @@ def _shortest(probe: str) -> tuple[int, str]:
 @functools.cache
 def builtin_catalog() -> Catalog:
     """The shipped catalog (``specs/hardware/gpus.yaml``) without plugin entries, read once."""
-    from rigcheck._resources import hardware_file
+    from rigcheck.resources import hardware_file
 
     catalog = Catalog()
     load_catalog_file(str(hardware_file("gpus.yaml")), catalog)

@@ -234,8 +234,8 @@ def _minor_index(version: Version) -> int:
 
 @cache
 def cuda_tables() -> CudaTables:
-    from rigcheck._resources import hardware_file
     from rigcheck.core.spec.frozen import freeze
     from rigcheck.core.spec.loader import load_yaml_file
+    from rigcheck.resources import hardware_file
 
     return CudaTables(freeze(load_yaml_file(str(hardware_file("cuda.yaml"))).data))

@@ -36,8 +36,8 @@ def cache_dir() -> str | None:
 
 def is_shipped_data(path: str) -> bool:
     """Whether ``path`` is one of the shipped data files (not a shipped rig or workload spec)."""
-    from rigcheck._resources import specs_dir
     from rigcheck.core.spec.boundary import resolved
+    from rigcheck.resources import specs_dir
 
     try:
         folder = os.path.dirname(resolved(path))

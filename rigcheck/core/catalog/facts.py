@@ -75,8 +75,8 @@ class FactSection(Mapping[str, Any]):
 @cache
 def load_rule_facts(name: str) -> dict[str, FactSection]:
     """Read ``specs/rules/NAME.yaml`` once per process."""
-    from rigcheck._resources import rules_data_file
     from rigcheck.core.catalog import data_cache
+    from rigcheck.resources import rules_data_file
 
     path = str(rules_data_file(f"{name}.yaml"))
     data = data_cache.cached_file(path)  # loaded before: no YAML parsed (rigcheck.core.catalog.data_cache)

@@ -26,9 +26,9 @@ class InstanceSize:
 
 @cache
 def _families() -> tuple[Mapping[str, Any], ...]:
-    from rigcheck._resources import hardware_file
     from rigcheck.core.spec.frozen import freeze
     from rigcheck.core.spec.loader import load_yaml_file
+    from rigcheck.resources import hardware_file
 
     return tuple(freeze(load_yaml_file(str(hardware_file("instances.yaml"))).data["families"]))
 

@@ -460,9 +460,9 @@ def _threshold_out_of_range(key: str, name: str, value: float) -> str | None:
 
 def _check_thresholds(settings: Settings, locate: Any, display: str) -> None:
     """Every threshold names an existing number (or flag) in specs/rules/*.yaml, of the same type."""
-    from rigcheck._resources import rules_data_file
     from rigcheck.core.catalog.facts import load_rule_facts
     from rigcheck.core.spec.fields import did_you_mean
+    from rigcheck.resources import rules_data_file
 
     for key, value in settings["thresholds"].items():
         pointer = f"/thresholds/{key}"
@@ -533,8 +533,8 @@ def bind_plugin_configs(settings: Settings, registry: "Registry") -> dict[str, A
         first, *path = key.split(".")
         schema = by_namespace.get(normalise_name(first))
         if schema is None:
-            from rigcheck._resources import rules_data_file
             from rigcheck.core.spec.fields import did_you_mean
+            from rigcheck.resources import rules_data_file
 
             names = [p.stem for p in rules_data_file("x").parent.glob("*.yaml")]
             names += [schema.namespace for schema in by_namespace.values()]

@@ -184,7 +184,7 @@ def call_with_timeout(function: Callable[[], T], seconds: float | None) -> T:
 def build_catalog(registry: Registry) -> Catalog:
     """The built-in catalog plus plugin entries; a bad plugin entry becomes a plugin fault that names the
     entry and every field that failed (the plugin's other entries and its checkers are still used)."""
-    from rigcheck._resources import hardware_file
+    from rigcheck.resources import hardware_file
 
     catalog = Catalog()
     load_catalog_file(str(hardware_file("gpus.yaml")), catalog)

@@ -423,7 +423,7 @@ def _config_schema(model: Any, namespace: str | None, info: PluginInfo) -> Confi
     and a namespace that is neither dotted nor the name of one of rigcheck's rule files."""
     from pydantic import BaseModel, ValidationError
 
-    from rigcheck._resources import rules_data_file
+    from rigcheck.resources import rules_data_file
 
     if not isinstance(model, type) or not issubclass(model, BaseModel):
         raise TypeError(f"register() takes a pydantic BaseModel subclass, not {_describe(model)}")

@@ -328,8 +328,8 @@ def _preset_key(name: str) -> str:
 
 @cache
 def _presets() -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
-    from rigcheck._resources import specs_dir
     from rigcheck.core.spec.loader import load_yaml_file
+    from rigcheck.resources import specs_dir
 
     document = load_yaml_file(str(specs_dir() / "models" / "presets.yaml"))
     by_id: dict[str, dict[str, Any]] = {}

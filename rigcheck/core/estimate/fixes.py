@@ -153,7 +153,7 @@ def _micro_batches(inputs: MemoryInputs) -> _Setting:
     return _Setting(1, inputs.micro_batch - 1, 1, changes)
 
 
-def _candidates(
+def fix_candidates(
     inputs: MemoryInputs, limits: Limits, fits: Fits, ceiling: Ceiling | None = None
 ) -> list[_Candidate]:
     out: list[_Candidate] = []
@@ -349,7 +349,7 @@ def find_fixes(
     ceiling: Ceiling | None = None,
 ) -> list[Fix]:
     """The ``limit`` cheapest changes (or combinations) whose re-estimated verdict passes: by cost,
-    then fewer settings changed, then less memory, one per set of settings (:func:`_best`). Every
+    then fewer settings changed, then less memory, one per set of settings (:func:`best_fixes`). Every
     single change is tried; combinations of two when fewer than ``limit`` singles fit, taken
     cheapest first and only while one could still be among the ``limit`` cheapest; of three when
     neither a single change nor a pair fits. An integer setting that fits at no value on its own (a
@@ -364,7 +364,7 @@ def find_fixes(
     def ok(estimate: MemoryEstimate) -> bool:
         return fits(estimate) and host_fits(estimate, limits)
 
-    candidates = sorted(_candidates(inputs, limits, ok, ceiling), key=lambda c: c.cost)
+    candidates = sorted(fix_candidates(inputs, limits, ok, ceiling), key=lambda c: c.cost)
     found: list[Fix] = []
     for candidate in candidates:
         if candidate.setting is not None:  # fits at no value on its own
@@ -372,7 +372,7 @@ def find_fixes(
         estimate = _estimate(inputs, candidate.changes, facts, ceiling)
         if estimate is not None and ok(estimate):
             found.append(Fix(candidate.changes, candidate.description, estimate, candidate.cost))
-    if len(_best(found, limit)) < limit:
+    if len(best_fixes(found, limit)) < limit:
         single = {fix.description for fix in found}
         for size in (2, 3):
             combos = [
@@ -381,7 +381,7 @@ def find_fixes(
                 if not any(c.description in single for c in combo) and not _conflict(combo)
             ]
             combos.sort(key=lambda combo: sum(c.cost for c in combo))  # cheapest first (stable)
-            best = _best(found, limit)
+            best = best_fixes(found, limit)
             for combo in combos:
                 cost = sum(c.cost for c in combo)
                 if len(best) == limit and cost > best[-1].cost:
@@ -389,10 +389,10 @@ def find_fixes(
                 fix = _combined(inputs, combo, ok, facts, ceiling)
                 if fix is not None:
                     found.append(fix)
-                    best = _best(found, limit)
+                    best = best_fixes(found, limit)
             if found:
                 break
-    return _best(found, limit)
+    return best_fixes(found, limit)
 
 
 def _combined(
@@ -428,7 +428,7 @@ def _combined(
     return Fix(changes, " + ".join(descriptions), estimate, sum(c.cost for c in combo))
 
 
-def _best(fixes: list[Fix], limit: int) -> list[Fix]:
+def best_fixes(fixes: list[Fix], limit: int) -> list[Fix]:
     """The ``limit`` cheapest distinct fixes: by cost, then fewer settings changed, then less memory."""
     ordered = sorted(fixes, key=lambda fix: (fix.cost, len(fix.changes), fix.estimate.device))
     return _distinct(ordered)[:limit]

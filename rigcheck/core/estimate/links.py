@@ -32,9 +32,9 @@ class Link:
 
 @cache
 def _tables() -> dict[str, Any]:
-    from rigcheck._resources import hardware_file
     from rigcheck.core.spec.frozen import freeze
     from rigcheck.core.spec.loader import load_yaml_file
+    from rigcheck.resources import hardware_file
 
     return freeze(load_yaml_file(str(hardware_file("interconnects.yaml"))).data)
 

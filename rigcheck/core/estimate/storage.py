@@ -75,7 +75,7 @@ def device_rates(node: NodeView, index: int, device: StorageDevice, facts: Mappi
         iops = iops if iops is not None else d.get("random_read_iops")
         how = f"{device.kind} defaults (docs/research/rules_facts.md STO-2) where the rig gives none"
     if device.kind == "cloud-volume":
-        read, write, iops, how = _cloud(device, facts)
+        read, write, iops, how = cloud_volume(device, facts)
         striped = count
     capacity = device.capacity_gb * count if device.capacity_gb else None
     if device.raid == "raid1" and device.capacity_gb:
@@ -94,7 +94,7 @@ def device_rates(node: NodeView, index: int, device: StorageDevice, facts: Mappi
     )
 
 
-def _cloud(
+def cloud_volume(
     device: StorageDevice, facts: Mapping[str, Any]
 ) -> tuple[float | None, float | None, float | None, str]:
     """Cloud volume limits: provisioned figures, else the type's baseline (gp3: 3,000 IOPS, 125 MiB/s)."""

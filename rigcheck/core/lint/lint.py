@@ -599,7 +599,7 @@ class CheckerTotals:
 MAX_HINTED_NAMES = 20
 
 
-class _Names:
+class SpecNames:
     """The specs of each kind by name and by file stem, each key to the first spec that has it (what a
     scan of the specs in order finds first), and the sorted names of each kind; kept up to date as specs
     are added. Resolving N runs_on names is N lookups, not N scans of every spec: 1,000 workloads naming
@@ -646,7 +646,7 @@ class _Loader:
         self.pipeline = pipeline
         self.findings = findings
         self.refused: set[tuple[str | None, str | None]] = set()
-        self._names: _Names | None = None  # made at the first name looked up
+        self._names: SpecNames | None = None  # made at the first name looked up
         self._hinted = 0  # unknown names given a "did you mean" so far
 
     def pairs(self) -> list[tuple[SpecDocument | _Broken, SpecDocument | _Broken]]:
@@ -762,9 +762,9 @@ class _Loader:
         return (where.file, where.pointer) in self.refused
 
     @property
-    def names(self) -> _Names:
+    def names(self) -> SpecNames:
         if self._names is None:
-            self._names = _Names(self.documents.values())
+            self._names = SpecNames(self.documents.values())
         return self._names
 
     def _unknown(self, entry: str, kind: str, where: Location, subject: str) -> None:

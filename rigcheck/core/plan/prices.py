@@ -243,9 +243,9 @@ def _cheapest(part: Part) -> float:
 @cache
 def price_book() -> PriceBook:
     """The price data of the shipped ``specs/hardware`` files (GPU names resolved in the catalog)."""
-    from rigcheck._resources import hardware_file
     from rigcheck.core.catalog.catalog import builtin_catalog
     from rigcheck.core.spec.loader import load_yaml_file
+    from rigcheck.resources import hardware_file
 
     catalog = builtin_catalog()
 

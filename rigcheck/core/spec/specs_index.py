@@ -21,7 +21,7 @@ _NAME_LINE = re.compile(r"^name:\s*['\"]?([A-Za-z0-9][A-Za-z0-9._-]*)['\"]?\s*(?
 @cache
 def shipped_specs(kind: str) -> dict[str, Path]:
     """``{name or stem: path}`` of the shipped specs of ``kind``."""
-    from rigcheck._resources import specs_dir
+    from rigcheck.resources import specs_dir
 
     folder = specs_dir() / _FOLDERS[kind]
     found: dict[str, Path] = {}

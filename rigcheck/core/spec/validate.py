@@ -86,13 +86,13 @@ def validate_files(paths: list[str]) -> list[ValidationResult]:
                 if catalog is None:
                     catalog = build_catalog(PluginHost().load())
                 CheckContext(document, None, catalog)
-            result.problems.extend(_json_schema_problems(document))
+            result.problems.extend(json_schema_problems(document))
         except SpecError as exc:
             result.problems.extend(exc.problems)
     return results
 
 
-def _json_schema_problems(document: Any) -> list[Problem]:
+def json_schema_problems(document: Any) -> list[Problem]:
     import jsonschema
 
     from rigcheck.core.spec.schemas import schema

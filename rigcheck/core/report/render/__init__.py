@@ -48,8 +48,8 @@ def shown_path(path: str) -> str:
     """A spec's path as a person reads it: relative to the working directory when it lies below it,
     ``<shipped>/rigs/NAME.yaml`` for one of rigcheck's own specs elsewhere (an installed package's
     ``site-packages/...`` says nothing), else as given."""
-    from rigcheck._resources import specs_dir
     from rigcheck.core.spec.boundary import resolved
+    from rigcheck.resources import specs_dir
 
     absolute = os.path.abspath(path)
     here = os.path.abspath(os.getcwd())

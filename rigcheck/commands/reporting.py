@@ -82,11 +82,11 @@ class ReportRequest:
             verbose=args.verbose,
             show_passes=args.show_passes,
             show_config=args.show_config,
-            jobs=_jobs(getattr(args, "jobs", 1)),
+            jobs=jobs_to_use(getattr(args, "jobs", 1)),
         )
 
 
-def _jobs(given: int | None) -> int:
+def jobs_to_use(given: int | None) -> int:
     """``--jobs`` as given, else the number of CPUs this process may use."""
     if given is not None:
         return given
