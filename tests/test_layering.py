@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parents[1] / "rigcheck"
 
 
@@ -30,10 +32,12 @@ def _modules(folder: str) -> list[Path]:
     return sorted((PACKAGE / folder).rglob("*.py"))
 
 
-def test_no_private_names_are_imported_across_modules() -> None:
+@pytest.mark.parametrize("folder", [PACKAGE, PACKAGE.parent / "tests"], ids=["rigcheck", "tests"])
+def test_no_private_names_are_imported_across_modules(folder: Path) -> None:
+    """Nor by a test (issue 45): tests go through what a module offers; a helper tested alone is public."""
     offenders = [
         f"{path.relative_to(PACKAGE.parent)}:{line}: {module}.{name}"
-        for path in sorted(PACKAGE.rglob("*.py"))
+        for path in sorted(folder.rglob("*.py"))
         for module, names, line in _imports(path)
         if module.startswith("rigcheck")
         for name in names
@@ -150,17 +154,3 @@ def test_the_core_is_split_by_domain() -> None:
     """A newcomer finds a module in one guess: rigcheck/core holds only domain packages."""
     loose = sorted(path.name for path in (PACKAGE / "core").glob("*.py") if path.name != "__init__.py")
     assert not loose, loose
-
-
-def test_no_test_imports_a_private_name() -> None:
-    """Issue 45: tests go through what a module offers; a helper worth testing alone is public."""
-    tests = Path(__file__).resolve().parent
-    offenders = [
-        f"{path.relative_to(tests.parent)}:{line}: {module}.{name}"
-        for path in sorted(tests.rglob("*.py"))
-        for module, names, line in _imports(path)
-        if module.startswith("rigcheck")
-        for name in names
-        if name.startswith("_") and not name.startswith("__")
-    ]
-    assert not offenders, "\n".join(offenders)
