@@ -21,7 +21,7 @@ from rigcheck.core.estimate.estimate import (
     required_bytes,
     uncertainty_class,
 )
-from rigcheck.core.estimate.fixes import Limits, find_fixes
+from rigcheck.core.estimate.fixes import Limits, SearchEstimates, find_fixes
 from rigcheck.core.estimate.memory import GIB, MemoryEstimate, MemoryInputs, estimate_memory
 from rigcheck.core.estimate.memory.activations import BlockModel
 from rigcheck.core.estimate.memory.flow import Flow, flow_of
@@ -696,10 +696,14 @@ def test_the_floor_of_a_training_step_lies_under_its_peak(model: str) -> None:
         assert training_device_floor(floor, inputs, FACTS) == pytest.approx(least, rel=1e-12)
         assert least <= estimate.device * (1 + 1e-12), settings
         assert estimate.phases["forward"] <= estimate.allocated < estimate.device
-        longer = replace(inputs, seq_len=inputs.seq_len + 1)  # not made yet, and its floor is higher
+        longer = replace(inputs, seq_len=inputs.seq_len + 1)  # its floor is higher
         assert estimate_memory_below(longer, least) is None
-        assert estimate_memory_below(inputs, least) is estimate  # made already: whatever its size
-        assert estimate_memory_below(inputs, least * 1.001) is estimate
+        assert estimate_memory_below(inputs, least * 1.001) == estimate  # the floor is under the ceiling
+        kept = SearchEstimates()
+        assert kept.below(inputs, None, FACTS) == estimate
+        assert kept.below(inputs, least, FACTS) is kept.below(
+            inputs, None, FACTS
+        )  # made already: whatever its size
 
 
 @pytest.mark.parametrize("model", ["llama-2-7b", "qwen-1.8b", "gpt2-124m", "mixtral-8x7b"])
@@ -710,13 +714,15 @@ def test_the_states_and_saved_activations_stop_an_estimate_before_the_rest_is_ma
     than the floor, to the last bit (no tolerance), and is exactly those terms; where it reaches the
     ceiling the estimate stops before the forward's other terms (logits, weight copies, gathered units)
     are made, and where the ceiling lies above the device total the estimate is made as before."""
-    from rigcheck.core.estimate import memory
     from rigcheck.core.estimate.memory import estimate_memory_below
     from rigcheck.core.estimate.memory.training import (
         accumulating,
+        extras_apart_of,
         floor_before_extras,
         floor_of,
         held_throughout,
+        saved_of,
+        states_of,
     )
 
     arch = preset(model)
@@ -733,17 +739,17 @@ def test_the_states_and_saved_activations_stop_an_estimate_before_the_rest_is_ma
             assert before == pytest.approx(held + grads + saved.saved + saved.outer, rel=1e-12)
 
     made = []
-    real = memory._extras
-    monkeypatch.setattr(memory, "_MADE", {})  # no estimate made already (one is given whatever the ceiling)
-    monkeypatch.setattr(memory, "_extras", lambda inputs, facts: made.append(inputs) or real(inputs, facts))
+    parts = (states_of, saved_of, lambda inputs, facts: made.append(inputs) or extras_apart_of(inputs, facts))
     inputs = MemoryInputs(arch, task="full_finetune", micro_batch=3, seq_len=1536)
     training = Training(inputs, FACTS)
     training.model_states()
     reached = training_device_floor(
         floor_before_extras(training.states, training.saved_activations(), 0.0), inputs, FACTS
     )
-    assert estimate_memory_below(inputs, reached) is None and made == []  # stopped before the rest
-    estimate = estimate_memory_below(inputs, float("inf"))
+    assert (
+        estimate_memory_below(inputs, reached, parts=parts) is None and made == []
+    )  # stopped before the rest
+    estimate = estimate_memory_below(inputs, float("inf"), parts=parts)
     assert estimate is not None and made == [inputs]
     assert estimate.device == estimate_memory(inputs).device
 
@@ -751,17 +757,16 @@ def test_the_states_and_saved_activations_stop_an_estimate_before_the_rest_is_ma
 def test_a_search_with_a_ceiling_finds_the_same_fixes() -> None:
     """MEM001 passes its usable memory as the search's ceiling: the fixes (and the GPUs needed) are the
     same, with fewer estimates made in full."""
-    from rigcheck.core.estimate import memory as memory_module
-    from rigcheck.core.estimate.fixes import gpus_needed
+    from rigcheck.core.estimate.fixes import gpus_needed, search
+    from rigcheck.core.estimate.memory.reads import ReadMemo
+    from rigcheck.core.estimate.memory.training import extras_apart_of, saved_of, states_of
 
     usable = 22 * GIB
-    real = memory_module._estimate
     made = [0]
 
-    def counted(*args: Any) -> Any:
-        result = real(*args)
-        made[0] += result is not None
-        return result
+    def counted(inputs: Any, facts: Any) -> Any:  # the forward's other terms: made only past the floor
+        made[0] += 1
+        return extras_apart_of(inputs, facts)
 
     def fits(estimate: MemoryEstimate) -> bool:
         return fit_verdict(estimate, usable, FACTS).severity == "pass"
@@ -774,14 +779,11 @@ def test_a_search_with_a_ceiling_finds_the_same_fixes() -> None:
         inputs = MemoryInputs(preset("llama-2-7b"), **settings)  # type: ignore[arg-type]
         found, counts = [], []
         for ceiling in (None, ceiling_of):
-            memory_module._MADE.clear()
             made[0] = 0
-            memory_module._estimate = counted  # type: ignore[assignment]
-            try:
+            estimates = SearchEstimates(parts=(ReadMemo(states_of), ReadMemo(saved_of), ReadMemo(counted)))
+            with search(estimates):
                 fixes = find_fixes(inputs, fits, limits, facts=FACTS, ceiling=ceiling)
                 needed = gpus_needed(inputs, fits, ceiling=ceiling)
-            finally:
-                memory_module._estimate = real  # type: ignore[assignment]
             found.append(([(fix.changes, fix.description, fix.estimate) for fix in fixes], needed))
             counts.append(made[0])
         assert found[0] == found[1], settings
@@ -888,7 +890,6 @@ def test_the_search_finds_the_cheapest_fixes(usable_gib: int) -> None:
     """find_fixes stops trying combinations once none left could be among the cheapest three, and skips
     candidates half-way below the pass ceiling: it returns what estimating every candidate and every
     combination in full returns, the cheapest first."""
-    from rigcheck.core.estimate import memory as memory_module
 
     usable = usable_gib * GIB
 
@@ -904,9 +905,7 @@ def test_the_search_finds_the_cheapest_fixes(usable_gib: int) -> None:
         inputs = MemoryInputs(preset("llama-2-7b"), **settings)  # type: ignore[arg-type]
         if fits(estimate_memory(inputs)):
             continue
-        memory_module._MADE.clear()
         expected = _every_fix(inputs, fits, limits)
-        memory_module._MADE.clear()
         found = find_fixes(inputs, fits, limits, facts=FACTS, ceiling=ceiling_of)
         assert [(f.changes, f.description, f.cost) for f in found] == [
             (f.changes, f.description, f.cost) for f in expected
@@ -921,7 +920,6 @@ def test_the_search_finds_the_cheapest_fixes(usable_gib: int) -> None:
 def test_the_search_finds_the_cheapest_fixes_for_serving(usable_gib: int) -> None:
     """As for training: serving Llama-3-8B, the concurrency and the context length tried at every value
     by the brute force, halved by find_fixes, alone and in combinations."""
-    from rigcheck.core.estimate import memory as memory_module
 
     usable = usable_gib * GIB
 
@@ -936,9 +934,7 @@ def test_the_search_finds_the_cheapest_fixes_for_serving(usable_gib: int) -> Non
         )
         if fits(estimate_memory(inputs)):
             continue
-        memory_module._MADE.clear()
         expected = _every_fix(inputs, fits, limits)
-        memory_module._MADE.clear()
         found = find_fixes(inputs, fits, limits, facts=FACTS)
         assert [(f.changes, f.description, f.cost) for f in found] == [
             (f.changes, f.description, f.cost) for f in expected

@@ -1,39 +1,56 @@
-"""Issue 45: an optimisation stays only if it cannot change a report. The memory estimator keeps the
-estimates it made (``_MADE``), the training parts by what they read (``ReadMemo``) and stops a
-fix-search estimate half-way once it cannot fit (the ceiling); recording the rule data's reads
-(:func:`rigcheck.core.catalog.facts.record_reads`) turns all three off, so that every read happens.
-The lint of the shipped specs and of the lint test repository, every finding of it, is the same with
-them and without them. (Lint workers, folding and the checker cache have their own on/off tests:
-test_lint_jobs.py, test_folding.py, test_lazy_checkers.py.)"""
+"""Issue 45: an optimisation stays only if it cannot change a report. MEM001's search for fixes keeps its
+estimates (:class:`rigcheck.core.estimate.fixes.SearchEstimates`: each estimate by its inputs, a
+training step's parts by what they read); inside :func:`~rigcheck.core.estimate.fixes.search`
+with ``None`` every estimate is made afresh. Every fix found, and the GPUs needed, are the same either way. (The
+ceiling has its own test, test_estimate_components.py; lint workers, folding and the checker cache
+theirs: test_lint_jobs.py, test_folding.py, test_lazy_checkers.py.)"""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from rigcheck.core.catalog.facts import record_reads
-from rigcheck.core.engine.config import load_settings
-from rigcheck.core.lint.lint import Pipeline, lint
+from rigcheck.core.catalog.facts import load_rule_facts
+from rigcheck.core.estimate.architecture import architecture_from_mapping, find_preset
+from rigcheck.core.estimate.estimate import fit_verdict, pass_ceiling
+from rigcheck.core.estimate.fixes import Limits, find_fixes, gpus_needed, search
+from rigcheck.core.estimate.memory import GIB, MemoryInputs, estimate_memory
 
-REPO = Path(__file__).resolve().parents[1]
+FACTS = load_rule_facts("memory")
+SHARE = float(FACTS["inference"]["vllm_gpu_memory_utilization"])
+CASES = [
+    ("llama-2-7b", {"task": "full_finetune", "micro_batch": 8, "seq_len": 4096}, 24),
+    ("llama-2-7b", {"task": "lora", "micro_batch": 16, "seq_len": 4096}, 16),
+    ("llama-2-13b", {"task": "full_finetune", "micro_batch": 4, "seq_len": 2048}, 40),
+    ("llama-3-8b", {"task": "inference", "concurrency": 64, "context_len": 8192}, 16),
+    ("qwen-1.8b", {"task": "full_finetune", "micro_batch": 32, "seq_len": 2048}, 10),
+]
 
 
-def _findings(path: Path, registry: Any, catalog: Any) -> tuple[Any, list[Any]]:
-    settings = load_settings([str(path)], isolated=True)
-    report = lint([str(path)], Pipeline(registry, catalog, settings, 10.0, jobs=1))
-    rows = [finding.model_dump(mode="json") for finding in report.findings]
-    return report.summary, rows
+def _search(inputs: MemoryInputs, usable: float) -> tuple[list[Any], Any]:
+    def fits(estimate: Any) -> bool:
+        return fit_verdict(estimate, usable, FACTS).severity == "pass"
+
+    def ceiling(changed: MemoryInputs) -> float | None:
+        return pass_ceiling(changed, usable, FACTS)
+
+    limits = Limits(gpus=2, gpus_per_node=2, host_gib_per_node=128, utilization=SHARE)
+    fixes = find_fixes(inputs, fits, limits, facts=FACTS, ceiling=ceiling)
+    needed = gpus_needed(inputs, fits, ceiling=ceiling)
+    return [(fix.changes, fix.description, fix.cost, fix.estimate) for fix in fixes], needed
 
 
-@pytest.mark.parametrize("corpus", [REPO / "specs", REPO / "tests" / "lint_repo"], ids=["specs", "lint_repo"])
-def test_every_finding_is_the_same_with_the_estimator_optimisations_off(
-    corpus: Path, builtin_registry: Any, catalog: Any
+@pytest.mark.parametrize(("model", "settings", "usable_gib"), CASES)
+def test_a_search_finds_the_same_fixes_with_its_estimates_kept_or_not(
+    model: str, settings: dict[str, Any], usable_gib: int
 ) -> None:
-    on = _findings(corpus, builtin_registry, catalog)
-    with record_reads():
-        off = _findings(corpus, builtin_registry, catalog)
-    assert on[1] and on == off
-    if corpus.name == "lint_repo":  # the fix search ran there: a MEM001 failure with its verified fix
-        assert any(row["code"] == "MEM001" and row["severity"] == "fail" and row["fix"] for row in on[1])
+    arch = architecture_from_mapping(find_preset(model), name=model)
+    inputs = MemoryInputs(arch, **settings)
+    usable = usable_gib * GIB
+    assert fit_verdict(estimate_memory(inputs), usable, FACTS).severity != "pass"  # a search runs
+    with search(None):
+        off = _search(inputs, usable)
+    on = _search(inputs, usable)  # the searches' kept estimates (KEPT), some kept by the cases before
+    again = _search(inputs, usable)  # every estimate kept now
+    assert on == off == again and (on[0] or on[1])

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rigcheck.core.catalog.facts import load_rule_facts, record_reads
+from rigcheck.core.catalog.facts import load_rule_facts
 from rigcheck.core.estimate.architecture import architecture_from_mapping, find_preset
 from rigcheck.core.estimate.memory import MemoryInputs, estimate_memory, estimate_memory_below
 from rigcheck.core.estimate.memory.reads import ReadMemo
@@ -67,17 +67,18 @@ GRID = [
 
 
 def test_estimates_from_kept_parts_are_the_estimates_made_whole() -> None:
-    """Every grid point estimated twice through the kept parts (a copy of the facts each time, so no
-    estimate made already is returned; the second is made from kept parts alone) and once with every
-    optimisation off (:func:`record_reads`): the same components, totals, phases, notes and host bytes;
-    and with a ceiling, None only where the whole estimate reaches it."""
+    """Every grid point estimated twice through parts kept by what they read (the second time from them
+    alone) and once with the estimator's own parts: the same components, totals, phases, notes and
+    host bytes; and with a ceiling, None only where the whole estimate reaches it."""
+    from rigcheck.core.estimate.memory import training
+
+    parts = (ReadMemo(training.states_of), ReadMemo(training.saved_of), ReadMemo(training.extras_apart_of))
     for settings in GRID:
         inputs = _inputs(**settings)
-        with record_reads():
-            whole = estimate_memory(inputs, FACTS)
+        whole = estimate_memory(inputs, FACTS)
         for _ in range(2):
-            kept = estimate_memory(inputs, dict(FACTS))
+            kept = estimate_memory_below(inputs, None, FACTS, parts=parts)
             assert kept == whole and repr(kept) == repr(whole)
         for ceiling in (whole.device * 0.5, whole.device * 0.999, whole.device * 2):
-            cut = estimate_memory_below(inputs, ceiling, dict(FACTS))
+            cut = estimate_memory_below(inputs, ceiling, FACTS, parts=parts)
             assert cut == whole if cut is not None else whole.device >= ceiling

@@ -13,12 +13,14 @@ has, :func:`gpus_needed` says how many of this kind would.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
 from rigcheck.core.estimate.largest import largest_fitting
-from rigcheck.core.estimate.memory import GIB, MemoryEstimate, MemoryInputs, estimate_memory_below
+from rigcheck.core.estimate.memory import GIB, MemoryEstimate, MemoryInputs, Parts, estimate_memory_below
 
 
 @dataclass(frozen=True)
@@ -455,14 +457,82 @@ def _conflict(combo: Iterable[_Candidate]) -> bool:
     return False
 
 
+class SearchEstimates:
+    """The estimates the searches for fixes make, kept: each by its inputs (frozen; a search meets the
+    same configuration again from several candidates, and a lint meets it again in other pairs), and a
+    training step's parts by what they read (:class:`~rigcheck.core.estimate.memory.reads.ReadMemo`:
+    candidates that change one setting share the parts that do not read it). The estimator itself keeps
+    nothing. At most ``most`` estimates, then it starts again; a new facts mapping starts it again too.
+    An estimate from here is the estimate made afresh (tests/test_optimisations_on_off.py)."""
+
+    def __init__(self, parts: Parts | None = None, most: int = 4096) -> None:
+        self._given = parts
+        self.most = most
+        self.clear()
+
+    def clear(self) -> None:
+        """Forget every estimate and part (a test that records which data values are read clears it
+        first, so that every read happens)."""
+        from rigcheck.core.estimate.memory import training
+        from rigcheck.core.estimate.memory.reads import ReadMemo
+
+        self.parts: Parts = self._given or (
+            ReadMemo(training.states_of),
+            ReadMemo(training.saved_of),
+            ReadMemo(training.extras_apart_of),
+        )
+        self.made: dict[tuple[Any, ...], MemoryEstimate] = {}
+        self.facts: Any = None
+
+    def below(self, inputs: MemoryInputs, ceiling: float | None, facts: Any) -> MemoryEstimate | None:
+        """:func:`estimate_memory_below` of ``inputs``; one made already is returned whatever its size."""
+        if facts is not self.facts:
+            self.made.clear()
+            self.facts = facts
+        try:
+            # the types too: 1 == 1.0 == True, but a formula may print them differently
+            key = (inputs, tuple(map(type, vars(inputs).values())))
+            made = self.made.get(key)
+        except TypeError:  # an input that cannot be hashed (a list where a tuple belongs): not kept
+            return estimate_memory_below(inputs, ceiling, facts, parts=self.parts)
+        if made is not None:
+            return made
+        estimate = estimate_memory_below(inputs, ceiling, facts, parts=self.parts)
+        if estimate is not None:
+            if len(self.made) >= self.most:
+                self.made.clear()
+            self.made[key] = estimate
+        return estimate
+
+
+#: The estimates every search keeps by default (one process's: each lint worker has its own copy).
+KEPT = SearchEstimates()
+#: The estimates the search under way keeps (:func:`search`); None: none kept, each made afresh.
+_SEARCH: ContextVar[SearchEstimates | None] = ContextVar("rigcheck_fix_search", default=KEPT)
+
+
+@contextmanager
+def search(estimates: SearchEstimates | None) -> Iterator[None]:
+    """Run the searches inside with ``estimates`` kept (None: none kept, every estimate made afresh)."""
+    token = _SEARCH.set(estimates)
+    try:
+        yield
+    finally:
+        _SEARCH.reset(token)
+
+
 def _estimate(
     inputs: MemoryInputs, changes: dict[str, Any], facts: Any, ceiling: Ceiling | None = None
 ) -> MemoryEstimate | None:
     """The estimate with ``changes``; None where they are not a valid configuration, or where it
-    cannot fit below its ``ceiling`` (:func:`estimate_memory_below`)."""
+    cannot fit below its ``ceiling`` (:func:`estimate_memory_below`). Kept by the search under way."""
     try:
         changed = inputs.changed(**changes)
-        return estimate_memory_below(changed, ceiling(changed) if ceiling else None, facts)
+        limit = ceiling(changed) if ceiling else None
+        current = _SEARCH.get()
+        if current is None:
+            return estimate_memory_below(changed, limit, facts)
+        return current.below(changed, limit, facts)
     except ValueError:
         return None
 

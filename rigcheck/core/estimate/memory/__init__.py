@@ -15,12 +15,16 @@ the real model code (``tests/test_traced_grid.py``) and to published measurement
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from rigcheck.core.estimate.memory.inputs import MIXED, TRUE_16, MemoryInputs
 from rigcheck.core.estimate.memory.result import CATEGORIES, GIB, Component, MemoryEstimate, fmt_bytes
 from rigcheck.core.estimate.memory.shards import Shards, shard_count
+
+#: A training step's part makers: states, saved activations, the forward's other terms
+#: (:func:`~rigcheck.core.estimate.memory.training.states_of`, ``saved_of``, ``extras_apart_of``).
+Parts = tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any]]
 
 __all__ = [
     "CATEGORIES",
@@ -30,19 +34,13 @@ __all__ = [
     "Component",
     "MemoryEstimate",
     "MemoryInputs",
+    "Parts",
     "Shards",
     "estimate_memory",
     "estimate_memory_below",
     "fmt_bytes",
     "shard_count",
 ]
-
-
-#: Estimates already made: (inputs, the type of each input, id of the facts) -> (facts, estimate). The
-#: estimate is a pure function of its inputs and facts, and rigcheck lint meets the same configuration
-#: many times (each pair, and MEM001's candidate fixes); bounded, so memory stays flat.
-_MADE: dict[tuple[Any, ...], tuple[Mapping[str, Any], MemoryEstimate]] = {}
-_MADE_MAX = 4096
 
 
 def estimate_memory(inputs: MemoryInputs, facts: Mapping[str, Any] | None = None) -> MemoryEstimate:
@@ -53,7 +51,11 @@ def estimate_memory(inputs: MemoryInputs, facts: Mapping[str, Any] | None = None
 
 
 def estimate_memory_below(
-    inputs: MemoryInputs, ceiling: float | None, facts: Mapping[str, Any] | None = None
+    inputs: MemoryInputs,
+    ceiling: float | None,
+    facts: Mapping[str, Any] | None = None,
+    *,
+    parts: Parts | None = None,
 ) -> MemoryEstimate | None:
     """:func:`estimate_memory`, or None when the estimate would come to ``ceiling`` bytes or more on the
     device and that shows half-way: the forward pass of a training step, at the loss, holds the model
@@ -62,45 +64,29 @@ def estimate_memory_below(
     least those, and the device total at least that with what the runtime adds to any peak
     (:func:`~rigcheck.core.estimate.memory.runtime.training_device_floor`); when that reaches
     ``ceiling``, so does the device total. The states and saved activations are tried first, before the
-    forward's other terms are made (:func:`~rigcheck.core.estimate.memory.training.floor_before_extras`:
-    three in four of MEM001's half-way stops in a lint). A search that wants only what
-    fits below ``ceiling`` (MEM001's fixes: a training estimate fits only below the usable memory) is
-    spared the second half of each estimate that cannot. An estimate made already is returned whatever
-    its size; ``ceiling`` None: always made."""
-    from rigcheck.core.catalog import facts as rule_facts
+    forward's other terms are made (:func:`~rigcheck.core.estimate.memory.training.floor_before_extras`).
+    ``ceiling`` None: always made.
 
+    ``parts``: the three functions that make a training step's states, saved activations and other
+    forward terms (default: :mod:`.training`'s own); a caller that estimates many neighbouring inputs
+    (MEM001's search for fixes) passes the same functions kept by what they read. Pure: no estimate is
+    kept here."""
     if facts is None:
-        facts = rule_facts.load_rule_facts("memory")
-    if rule_facts._READS is not None:  # recording which facts are read: every read must happen
-        return _estimate(inputs, facts, None, kept=False)
-    try:
-        # the types too: 1 == 1.0 == True, but a formula may print them differently
-        key = (inputs, tuple(map(type, vars(inputs).values())), id(facts))
-        made = _MADE.get(key)
-    except TypeError:  # an input that cannot be hashed (a list where a tuple belongs): not kept
-        return _estimate(inputs, facts, ceiling)
-    if made is not None and made[0] is facts:
-        return made[1]
-    estimate = _estimate(inputs, facts, ceiling)
-    if estimate is None:
-        return None
-    if len(_MADE) >= _MADE_MAX:
-        _MADE.clear()
-    _MADE[key] = (facts, estimate)
-    return estimate
+        from rigcheck.core.catalog.facts import load_rule_facts
+
+        facts = load_rule_facts("memory")
+    return _estimate(inputs, facts, ceiling, parts)
 
 
 def _estimate(
-    inputs: MemoryInputs, facts: Mapping[str, Any], ceiling: float | None, *, kept: bool = True
+    inputs: MemoryInputs, facts: Mapping[str, Any], ceiling: float | None, parts: Parts | None
 ) -> MemoryEstimate | None:
     from rigcheck.core.estimate.memory.runtime import finish, training_device_floor
 
     if inputs.training:
         from rigcheck.core.estimate.memory import training as step
 
-        # the parts of the forward moment, kept by what they read (:mod:`.reads`), or made afresh
-        parts = (_states, _saved, _extras) if kept else (step.states_of, step.saved_of, step.extras_apart_of)
-        make_states, make_saved, make_extras = parts
+        make_states, make_saved, make_extras = parts or (step.states_of, step.saved_of, step.extras_apart_of)
         states, saved = make_states(inputs, facts), make_saved(inputs, facts)
         accumulating = step.accumulating(inputs, states.states)
         if ceiling is not None:  # the states and saved activations alone reach it: no need of the rest
@@ -121,23 +107,3 @@ def _estimate(
     inference = Inference(inputs, facts)
     components, peak = inference.estimate()
     return finish(components, peak, "inference", inputs, facts, inference.notes)
-
-
-def _kept(name: str) -> Any:
-    """The training part ``name`` of :mod:`.training`, kept by what it reads (made when first asked, so
-    that importing the estimator imports no training code)."""
-    memo = None
-
-    def part(inputs: MemoryInputs, facts: Mapping[str, Any]) -> Any:
-        nonlocal memo
-        if memo is None:
-            from rigcheck.core.estimate.memory import training
-            from rigcheck.core.estimate.memory.reads import ReadMemo
-
-            memo = ReadMemo(getattr(training, name))
-        return memo(inputs, facts)
-
-    return part
-
-
-_states, _saved, _extras = _kept("states_of"), _kept("saved_of"), _kept("extras_apart_of")
