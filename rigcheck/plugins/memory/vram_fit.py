@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rigcheck.core.engine.checker import Checker
 from rigcheck.core.engine.context import CheckContext, GpuView, NodeView
@@ -21,9 +21,11 @@ from rigcheck.core.estimate.estimate import (
     pass_ceiling,
     usable_bytes,
 )
-from rigcheck.core.estimate.fixes import Limits, find_fixes, gpus_needed
 from rigcheck.core.spec.models.workload import Workload
 from rigcheck.core.spec.numbers import fmt
+
+if TYPE_CHECKING:
+    from rigcheck.core.estimate.fixes import Limits
 
 VRAM_FIT = Rule(
     code="MEM001",
@@ -252,12 +254,6 @@ class VramFitChecker(Checker):
             f"{fmt(need, 1)} GiB per GPU (range {fmt(low, 1)}-{fmt(high, 1)}; {top} GiB, peak in the "
             f"{memory.peak_phase}) against {fmt(verdict.capacity / GIB, 1)} GiB {budget} on the {gpu.facts.name}"
         )
-        limits = replace(
-            _limits(ctx, node),
-            usable=usable,
-            outside=verdict.outside,
-            utilization=float(facts["inference"]["vllm_gpu_memory_utilization"]),
-        )
 
         def fits(candidate: Any) -> bool:
             return fit_verdict(candidate, usable, facts).severity == "pass"
@@ -277,6 +273,11 @@ class VramFitChecker(Checker):
 
         def ceiling(inputs: Any) -> float | None:  # what the search for fixes may stop short of
             return pass_ceiling(inputs, usable, facts)
+
+        # the search for fixes is imported only when a workload does not fit
+        from rigcheck.core.estimate.fixes import find_fixes, gpus_needed
+
+        limits = replace(_limits(ctx, node), usable=usable, outside=verdict.outside)
 
         found = find_fixes(estimate.inputs, fits, limits, facts=facts, ceiling=ceiling)
         evidence["fixes"] = [
@@ -374,6 +375,8 @@ class VramFitChecker(Checker):
 
 
 def _limits(ctx: CheckContext, node: NodeView) -> Limits:
+    from rigcheck.core.estimate.fixes import Limits
+
     return Limits(
         gpus=sum(view.count * view.gpus_per_node for view in ctx.nodes),
         gpus_per_node=node.gpus_per_node,
