@@ -108,22 +108,23 @@ def test_a_lint_report_from_disk_is_the_report_from_memory(  # type: ignore[no-u
     in_repo, run_cli, monkeypatch, name: str
 ) -> None:
     """The lint repository's report with every finding on disk (a limit of 1) and with none."""
-    outputs, spills = [], []
-    spill = FindingStore._spill
-
-    def counted(self: FindingStore) -> None:
-        spills[-1] += 1
-        spill(self)
-
-    monkeypatch.setattr(FindingStore, "_spill", counted)
+    outputs = []
     for limit in (1, 10**9):
-        spills.append(0)
         monkeypatch.setattr(finding_store, "MEMORY_LIMIT", limit)
         result = run_cli("lint", "--format", name, "--color", "never")
         assert result.exit_code == 1, result.err
         outputs.append(normalized(name, result.out))
-    assert spills[0] > 50 and spills[1] == 0  # one chunk per finding, then none
     assert outputs[0] == outputs[1]
+
+
+def test_a_store_past_its_limit_is_on_disk_and_reads_back_in_order() -> None:
+    """The disk path the report above takes with a limit of 1: every finding in a chunk of its own."""
+    findings = [FINDINGS[i % len(FINDINGS)] for i in range(9)]
+    small, large = FindingStore(limit=1), FindingStore(limit=10**9)
+    for store in (small, large):
+        store.extend(findings)
+    assert small.on_disk and not large.on_disk
+    assert list(small) == list(large) == findings
 
 
 @pytest.fixture
@@ -181,27 +182,6 @@ def test_one_pass_counts_follow_the_definitions(picks: list[int]) -> None:
     assert tally.verdict is expected
     assert tally.fails(Severity.WARN) == bool(severities & {Severity.WARN, Severity.FAIL})
     assert tally.fails(Severity.FAIL) == (Severity.FAIL in severities)
-
-
-@pytest.mark.parametrize("name", sorted(FORMATS))
-def test_each_writer_reads_the_store_at_most_twice(  # type: ignore[no-untyped-def]
-    in_repo, run_cli, monkeypatch, name: str
-) -> None:
-    """A store read back from disk costs a pass over every finding: the writers that walk the findings
-    several times (markdown renders up to ten times to fit GitHub's limit) take them into a list once."""
-    walks = [0]
-    chunks = FindingStore.chunks
-
-    def counted(self: FindingStore):  # type: ignore[no-untyped-def]
-        walks[0] += 1
-        return chunks(self)
-
-    monkeypatch.setattr(FindingStore, "chunks", counted)
-    monkeypatch.setattr(finding_store, "MEMORY_LIMIT", 1)
-    result = run_cli("lint", "--format", name, "--color", "never")
-    assert result.exit_code == 1, result.err
-    stores = 3  # a lint report's findings: the files' problems, the runs', the suppressions'
-    assert walks[0] <= 2 * stores, walks[0]
 
 
 def test_packing_with_a_run_index_is_packing_the_copy_with_it() -> None:
@@ -337,19 +317,16 @@ def test_a_chunk_render_fails_on_is_given_back_as_rows() -> None:
 def test_a_lint_asked_for_json_writes_its_findings_as_it_stores_them(  # type: ignore[no-untyped-def]
     in_repo, run_cli, monkeypatch, tmp_path, formats: tuple[str, ...], written: bool
 ) -> None:
-    """A lint's stores write each chunk's JSON as they move it to disk only when a JSON report is asked
-    for, and the report is the one the writer gives on its own (byte for byte, timings aside)."""
+    """A lint's stores write each chunk's JSON as they move it to disk when a JSON report is asked for
+    (``stored_chunk_text``), and the report is the one the writer gives on its own (byte for byte,
+    timings aside)."""
     from rigcheck.commands import reporting
     from rigcheck.core.report.render import json as json_render
 
-    calls = [0]
-    real = json_render.stored_chunk
-
-    def counted(rows: list[finding_store.Row]) -> object:
-        calls[0] += 1
-        return real(rows)
-
-    monkeypatch.setattr(json_render, "stored_chunk", counted)
+    outputs = [
+        reporting.Output(name, json_render.render_json if name == "json" else str, None) for name in formats
+    ]
+    assert (reporting.stored_chunk_text(outputs) is json_render.stored_chunk) == written
     monkeypatch.setattr(finding_store, "MEMORY_LIMIT", 2)
     reports = []
     for with_render in (True, False):
@@ -366,8 +343,6 @@ def test_a_lint_asked_for_json_writes_its_findings_as_it_stores_them(  # type: i
                 for index, name in enumerate(formats)
             ]
         )
-        if with_render:
-            assert (calls[0] > 10) == written, calls
     assert reports[0] == reports[1]
 
 
