@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rigcheck.core.catalog.catalog import GpuSpec
-from rigcheck.core.estimate.architecture import Architecture, resolve_architecture
+from rigcheck.core.estimate.architecture import ALL_LINEAR, Architecture, resolve_architecture
 from rigcheck.core.estimate.largest import largest_fitting
 from rigcheck.core.estimate.memory import GIB, MemoryEstimate, MemoryInputs, estimate_memory
 from rigcheck.core.estimate.throughput import DecodeSpeed, TrainingSpeed, decode_speed, training_speed
@@ -137,7 +137,10 @@ def memory_inputs(workload: Any, arch: Architecture, *, gpus_per_node: int = 8) 
     frozen = workload.task in ("lora", "qlora")
     lora_targets = tuple(lora.targets) if lora and lora.targets else ()
     if frozen and not lora_targets:
-        lora_targets = tuple(pick("lora_targets", (), False, ()))
+        # a framework's default roles, those of them this model has: PEFT adapts the modules that exist
+        # (a plain MLP has no gate), and a missing one is no error
+        default = tuple(pick("lora_targets", (), False, ()))
+        lora_targets = tuple(t for t in default if t.lower() in ALL_LINEAR or t in arch.linear_shapes())
     lora_rank = lora.rank if lora else (int(pick("lora_rank", 8, False, 8)) if frozen else 0)
     lora_dropout = lora.dropout if lora and lora.dropout is not None else None
     if lora_dropout is None:
