@@ -67,6 +67,9 @@ class GpuSpec(BaseModel):
     gfx_target: str | None = None
     memory_gib: float = Field(gt=0)
     usable_gib_approx: float | None = Field(None, gt=0)
+    #: Whether ``usable_gib_approx`` is what nvidia-smi reports with ECC on (a GDDR card with optional
+    #: ECC gives 1/16 of its memory to check bits when it is on): None where not known or not optional.
+    usable_with_ecc_on: bool | None = None
     memory_type: str | None = None
     memory_bandwidth_gbps: float | None = Field(None, gt=0)
     tdp_w: float | None = Field(None, gt=0)

@@ -312,7 +312,10 @@ def usable_bytes(
     facts: Mapping[str, Any] | None = None,
 ) -> tuple[float, str]:
     """VRAM a process can use: the catalog's measured usable figure (what nvidia-smi reports as
-    total), else a fraction of capacity; GDDR cards with ECC switched on lose 1/16 to check bits."""
+    total), else a fraction of capacity. A GDDR card with optional ECC gives 1/16 of its memory to check
+    bits while ECC is on: a figure from capacity loses it when the rig says ECC is on; a measured figure
+    is corrected only where it was measured in the other state (``usable_with_ecc_on``: an A10G's
+    23,028 MiB is already the ECC-on total, and is not cut again)."""
     if facts is None:
         from rigcheck.core.catalog.facts import load_rule_facts
 
@@ -327,9 +330,15 @@ def usable_bytes(
         )
     else:
         value, why = gpu.memory_gib * fraction, f"{gpu.memory_gib:g} GiB x {fraction:g} (catalog)"
-    if ecc_enabled and gpu.ecc == "optional":
-        value *= 15 / 16
-        why += " x 15/16 (ECC on)"
+    if gpu.ecc == "optional" and ecc_enabled is not None:
+        measured = memory_gib is None and bool(gpu.usable_gib_approx)
+        on_already = measured and gpu.usable_with_ecc_on is True
+        if ecc_enabled and not on_already:
+            value *= 15 / 16
+            why += " x 15/16 (ECC on)"
+        elif not ecc_enabled and on_already:
+            value *= 16 / 15
+            why += " x 16/15 (measured with ECC on; the rig has it off)"
     return value * GIB, why
 
 
