@@ -323,20 +323,24 @@ def fix_candidates(
                     "4-bit weights", {"quantization": "awq"}, "quantization: awq (4-bit, group 128)", 4
                 )
             )
-    tp = inputs.tp * 2
+    # every tensor-parallel degree the heads allow within a node and the rig's GPUs, the smaller the
+    # cheaper: the search keeps the smallest that fits (a 4-bit 70B serve on 4x RTX 4090 needs tp 4;
+    # only tp 2 was tried before, so nothing was offered)
+    tp, extra = inputs.tp * 2, 0
     while tp <= limits.gpus_per_node:
         world = inputs.world // inputs.tp * tp
-        if _heads_allow(inputs, tp) and (world <= limits.gpus or not limits.fixed_gpus):
-            if world <= limits.gpus:
-                out.append(
-                    _Candidate(
-                        f"tensor parallel {tp}",
-                        {"tp": tp},
-                        f"parallelism.tp: {tp} ({world} GPUs; needs NVLink-class links)",
-                        4,
-                    )
-                )
+        if world > limits.gpus:
             break
+        if _heads_allow(inputs, tp):
+            out.append(
+                _Candidate(
+                    f"tensor parallel {tp}",
+                    {"tp": tp},
+                    f"parallelism.tp: {tp} ({world} GPUs; needs NVLink-class links)",
+                    4 + extra,
+                )
+            )
+            extra += 1
         tp *= 2
     return out
 
