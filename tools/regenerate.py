@@ -29,8 +29,6 @@ STEPS = [
         "-m",
         "pytest",
         "-q",
-        "-p",
-        "no:randomly",
         "tests/test_golden.py",
         "tests/test_lint_formats.py",
     ],

@@ -167,6 +167,8 @@ def check_output_paths(paths: Sequence[str]) -> None:
 def write_failed(formats: Sequence[str], files: Mapping[int, str], reason: str) -> None:
     """Replace each output file with a report, in its format, that says nothing was checked and why
     (:mod:`rigcheck.core.report.render.failed`); an output that cannot be written is left as it is."""
+    if not files:  # nothing to replace: a run to standard output imports none of this
+        return
     from rigcheck._version import __version__
     from rigcheck.core.report.render.failed import failed_report
     from rigcheck.core.spec.boundary import BoundaryError

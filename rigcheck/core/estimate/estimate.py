@@ -312,15 +312,17 @@ def usable_bytes(
     facts: Mapping[str, Any] | None = None,
 ) -> tuple[float, str]:
     """VRAM a process can use: the catalog's measured usable figure (what nvidia-smi reports as
-    total), else a fraction of capacity. A GDDR card with optional ECC gives 1/16 of its memory to check
-    bits while ECC is on: a figure from capacity loses it when the rig says ECC is on; a measured figure
-    is corrected only where it was measured in the other state (``usable_with_ecc_on``: an A10G's
-    23,028 MiB is already the ECC-on total, and is not cut again)."""
+    total), else a fraction of capacity. A GDDR card with optional ECC gives part of its memory to check
+    bits while ECC is on (memory.yaml ``fit.ecc_reserved_fraction``, 1/16): a figure from capacity
+    loses it when the rig says ECC is on; a measured figure is corrected only where it was measured in
+    the other state (``usable_with_ecc_on``: an A10G's 23,028 MiB is already the ECC-on total, and is
+    not cut again)."""
     if facts is None:
         from rigcheck.core.catalog.facts import load_rule_facts
 
         facts = load_rule_facts("memory")
     fraction = float(facts["fit"]["usable_fallback_fraction"])
+    share = round(1 / float(facts["fit"]["ecc_reserved_fraction"]))  # ECC on takes 1/share: 16
     if memory_gib is not None:
         value, why = memory_gib * fraction, f"{memory_gib:g} GiB (rig) x {fraction:g}"
     elif gpu.usable_gib_approx:
@@ -334,11 +336,11 @@ def usable_bytes(
         measured = memory_gib is None and bool(gpu.usable_gib_approx)
         on_already = measured and gpu.usable_with_ecc_on is True
         if ecc_enabled and not on_already:
-            value *= 15 / 16
-            why += " x 15/16 (ECC on)"
+            value *= (share - 1) / share
+            why += f" x {share - 1}/{share} (ECC on)"
         elif not ecc_enabled and on_already:
-            value *= 16 / 15
-            why += " x 16/15 (measured with ECC on; the rig has it off)"
+            value *= share / (share - 1)
+            why += f" x {share}/{share - 1} (measured with ECC on; the rig has it off)"
     return value * GIB, why
 
 
