@@ -79,8 +79,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     # (docs/performance.md). Collections still happen, 300 times less often.
     gc.set_threshold(200_000, 50, 100)
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(argv)
-    args = parser.parse_args(argv)
+    try:
+        parser = build_parser(argv)
+        args = parser.parse_args(argv)
+    except SystemExit as stop:  # argparse after --help (0) or a usage error (2), its text printed already
+        return stop.code if isinstance(stop.code, int) else EXIT_ERROR
     if args.command is None and not args.version:
         parser.print_help(sys.stderr)
         return EXIT_ERROR

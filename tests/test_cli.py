@@ -307,8 +307,6 @@ def test_a_command_line_that_names_a_command_builds_only_its_parser() -> None:
 def test_a_misspelt_command_is_one_error_that_lists_every_command(capsys) -> None:  # type: ignore[no-untyped-def]
     from rigcheck import cli
 
-    with pytest.raises(SystemExit) as exited:
-        cli.main(["chek", "home-2x3090"])
+    assert cli.main(["chek", "home-2x3090"]) == 2
     err = capsys.readouterr().err
-    assert exited.value.code == 2
     assert "invalid choice: 'chek'" in err and "'check', 'lint'" in err and "'version'" in err

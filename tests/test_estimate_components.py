@@ -18,6 +18,7 @@ from rigcheck.core.estimate.estimate import (
     largest_micro_batch,
     memory_inputs,
     pass_ceiling,
+    passes,
     required_bytes,
     uncertainty_class,
 )
@@ -618,12 +619,14 @@ def test_largest_micro_batch_and_find_fixes() -> None:
         lora_targets=("q_proj", "v_proj"),
     )
     two, three = (estimate_memory(replace(inputs, micro_batch=m)).device for m in (2, 3))
-    capacity = (two + three) / 2  # micro-batch 2 fits, 3 does not
+    # a GPU on which micro-batch 2 passes MEM001's verdict and 3 does not: the verdict passes a training
+    # need up to pass_ceiling (the usable memory times the share its error band leaves)
+    usable = (two + three) / 2 / pass_ceiling(inputs, 1.0, FACTS)
 
     def fits(estimate: MemoryEstimate) -> bool:
-        return required_bytes(estimate) <= capacity
+        return passes(estimate, usable)
 
-    largest = largest_micro_batch(inputs, capacity)
+    largest = largest_micro_batch(inputs, usable)
     assert largest == 2
     assert fits(estimate_memory(replace(inputs, micro_batch=largest)))
     assert not fits(estimate_memory(replace(inputs, micro_batch=largest + 1)))
@@ -993,14 +996,14 @@ def test_fit_verdict_range() -> None:
     for trained, p10 in ((estimate, -0.180), (distributed, -0.454)):
         device = trained.device
         assert float(FACTS["uncertainty"][uncertainty_class(trained.inputs)]["p10_error"]) == p10
-        for usable, passes in (
+        for usable, passing in (
             (device / (1 + p10) * (1 - 1e-6), False),
             (device / (1 + p10) * (1 + 1e-6), True),
         ):
             ceiling = pass_ceiling(trained.inputs, usable, FACTS)
             assert ceiling == pytest.approx(usable * (1 + p10), rel=1e-8)
-            assert (fit_verdict(trained, usable, FACTS).severity == "pass") is passes
-            assert (device >= ceiling) is not passes  # not passing exactly where the device reaches it
+            assert (fit_verdict(trained, usable, FACTS).severity == "pass") is passing
+            assert (device >= ceiling) is not passing  # not passing exactly where the device reaches it
     serving = estimate_memory(MemoryInputs(preset("llama-3.2-3b"), task="inference", engine="vllm"))
     assert pass_ceiling(serving.inputs, 100 * GIB, FACTS) is None  # vLLM: its pool against its share
 
@@ -1075,12 +1078,13 @@ def test_framework_defaults_apply_when_the_workload_is_silent() -> None:
     assert inputs.optimizer_implementation == "foreach"
 
 
-def _searched(inputs: MemoryInputs, capacity: float, limit: int = 4096) -> int:
-    """The doubling-then-halving search from 1 that :func:`largest_micro_batch` replaced (the oracle)."""
+def _searched(inputs: MemoryInputs, usable: float, limit: int = 4096) -> int:
+    """The doubling-then-halving search from 1 that :func:`largest_micro_batch` replaced (the oracle),
+    with MEM001's verdict as the test of what fits."""
 
     def ok(value: int) -> bool:
         trial = replace(inputs, micro_batch=value) if inputs.training else replace(inputs, concurrency=value)
-        return required_bytes(estimate_memory(trial)) <= capacity
+        return passes(estimate_memory(trial), usable)
 
     if not ok(1):
         return 0
@@ -1124,8 +1128,8 @@ def test_the_predicted_largest_micro_batch_is_the_searched_one(model: str, setup
     except (TypeError, ValueError) as exc:
         pytest.skip(f"{model} with {values}: {exc}")
     for factor in (0.5, 0.99, 1.0, 1.3, 2.0, 3.7, 8.0, 20.0, 75.0, 400.0, 5000.0):
-        capacity = one * factor
-        assert largest_micro_batch(inputs, capacity) == _searched(inputs, capacity), (model, values, factor)
+        usable = one * factor
+        assert largest_micro_batch(inputs, usable) == _searched(inputs, usable), (model, values, factor)
 
 
 def test_changed_inputs_are_what_dataclasses_replace_gives() -> None:

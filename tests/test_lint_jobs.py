@@ -86,9 +86,7 @@ def test_jobs_2_writes_the_report_of_jobs_1(tmp_path: Path, where: str) -> None:
 @pytest.mark.parametrize("jobs", ["0", "-1", "two"])
 def test_jobs_must_be_a_whole_number_from_1(run_cli, monkeypatch, jobs: str) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.chdir(LINT_REPO)
-    with pytest.raises(SystemExit) as exited:
-        run_cli("lint", "--jobs", jobs)
-    assert exited.value.code == 2
+    assert run_cli("lint", "--jobs", jobs).exit_code == 2
 
 
 def test_when_workers_are_used(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         text = estimate_report.render_text(result)
     emit(text, args.output)
     fit = result["fit"]
-    return EXIT_FINDINGS if fit is not None and not fit["fits"] else EXIT_OK
+    return EXIT_FINDINGS if fit is not None and fit["verdict"] == "fail" else EXIT_OK
 
 
 def _load_workload(path: str) -> SpecDocument:

@@ -14,7 +14,7 @@ re-estimates the changes that would make a workload fit.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +38,7 @@ __all__ = [
     "largest_micro_batch",
     "memory_inputs",
     "pass_ceiling",
+    "passes",
     "required_bytes",
     "resolve_architecture",
     "run_tokens",
@@ -474,28 +475,38 @@ def fit_verdict(
     return FitVerdict(severity, need, capacity, low, high, usable, outside, reason)
 
 
+def passes(estimate: MemoryEstimate, usable: float, facts: Mapping[str, Any] | None = None) -> bool:
+    """What "fits" means wherever something is searched for (the largest micro-batch, MEM001's fixes,
+    the GPUs needed): :func:`fit_verdict` passes."""
+    return fit_verdict(estimate, usable, facts).severity == "pass"
+
+
 def largest_micro_batch(
     inputs: MemoryInputs,
-    capacity: float,
+    usable: float,
+    facts: Mapping[str, Any] | None = None,
     *,
     limit: int = 4096,
-    fits: Callable[[MemoryEstimate], bool] | None = None,
 ) -> int:
-    """The largest micro-batch (training) or concurrency (inference) that fits; 0 if none. ``fits``
-    decides (MEM001 passes it its verdict); by default the need must fit ``capacity``.
+    """The largest micro-batch (training) or concurrency (inference) that :func:`fit_verdict` passes
+    on a GPU with ``usable`` bytes; 0 if none. MEM001 and ``estimate`` report this one number.
 
     Predicted from the need at 1 and 2, then verified (:func:`~rigcheck.core.estimate.largest.largest_fitting`):
     about four estimates where the need is affine in the value; where it is not (chunked loss, full
     recomputation) the walk still ends on the boundary, as the doubling search from 1 did (the answer is
     the same wherever fitting is monotone in the value: tests/test_estimate_components.py).
     """
-    decide = fits or (lambda estimate: required_bytes(estimate) <= capacity)
+    if facts is None:
+        from rigcheck.core.catalog.facts import load_rule_facts
+
+        facts = load_rule_facts("memory")
     needs: dict[int, float] = {}
 
     def ok(value: int) -> bool:
         trial = inputs.changed(micro_batch=value) if inputs.training else inputs.changed(concurrency=value)
         estimate = estimate_memory(trial)
         needs[value] = required_bytes(estimate)
-        return decide(estimate)
+        return passes(estimate, usable, facts)
 
+    capacity = capacity_for(estimate_memory(inputs), usable, facts)
     return largest_fitting(ok, needs.__getitem__, 1, limit, capacity) or 0

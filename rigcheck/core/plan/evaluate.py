@@ -2,7 +2,9 @@
 
 The workload runs as it would on the candidate: a training job's data-parallel degree becomes the
 candidate's GPUs / (tp x pp x cp) (what one changes when the hardware changes; ZeRO/FSDP shards shrink
-with it), and ``--deadline`` becomes ``run.hours``, which BW003 judges. What a candidate yields is read
+with it); a serve that does not fit one GPU is split over the candidate's GPUs with the tensor- or
+pipeline-parallel degree MEM001's fix search found to fit (the smallest; the rules then run again on
+the changed workload), and ``--deadline`` becomes ``run.hours``, which BW003 judges. What a candidate yields is read
 from the findings: the verdict, the deciding failure, the run time (BW003) or serving speed (BW001) and
 the sustained power (PWR001)."""
 
@@ -72,7 +74,8 @@ class Evaluator:
         self.catalog = catalog
         self.deadline_hours = deadline_hours
         self.scale = scale_data_parallel and workload.model.task != "inference"
-        self._variants: dict[int, SpecDocument] = {}
+        self.spread = scale_data_parallel and workload.model.task == "inference"
+        self._variants: dict[tuple[int, tuple[tuple[str, int], ...]], SpecDocument] = {}
         self.checks = 0
 
     @property
@@ -85,20 +88,25 @@ class Evaluator:
         declared = p.dp if p is not None else 1
         return max(1, gpus // self.model_parallel) if self.scale else declared
 
-    def workload_for(self, dp: int) -> SpecDocument:
-        if dp not in self._variants:
+    def workload_for(self, dp: int, parallel: tuple[tuple[str, int], ...] = ()) -> SpecDocument:
+        """The workload with data-parallel degree ``dp`` (when scaled) and the ``parallel`` degrees
+        (``(("tp", 4),)``) set."""
+        key = (dp, parallel)
+        if key not in self._variants:
             data = copy.deepcopy(dict(self.workload.yaml.data))
             if self.scale:
                 data.setdefault("parallelism", {})["dp"] = dp
+            for name, degree in parallel:
+                data.setdefault("parallelism", {})[name] = degree
             if self.deadline_hours is not None:
                 data.setdefault("run", {})["hours"] = self.deadline_hours
-            unchanged = not self.scale and self.deadline_hours is None
-            self._variants[dp] = (
+            unchanged = not self.scale and not parallel and self.deadline_hours is None
+            self._variants[key] = (
                 self.workload
                 if unchanged
                 else parse_spec(dump_yaml(data), self.workload.path, kind="Workload")
             )
-        return self._variants[dp]
+        return self._variants[key]
 
     def passes(self, candidate_rig: dict[str, Any], gpus: int, codes: tuple[str, ...]) -> bool:
         """Whether the rules ``codes`` neither warn nor fail on ``candidate_rig`` (for sizing parts)."""
@@ -106,9 +114,21 @@ class Evaluator:
         return not any(f.severity in (Severity.WARN, Severity.FAIL) and f.counts for f in report.findings)
 
     def evaluate(self, candidate: Candidate) -> Outcome:
+        outcome = self._evaluate(candidate, ())
+        spread = self._spread(outcome) if self.spread else ()
+        if spread:
+            split = self._evaluate(candidate, spread)
+            degrees = ", ".join(f"{name} {degree}" for name, degree in spread)
+            split.notes.append(
+                f"served with {degrees} over its GPUs: the smallest split MEM001 found to fit one GPU's memory"
+            )
+            return split
+        return outcome
+
+    def _evaluate(self, candidate: Candidate, parallel: tuple[tuple[str, int], ...]) -> Outcome:
         dp = self.dp_for(candidate.gpus)
         try:
-            report = self._run(candidate.rig, candidate.gpus, RunOptions())
+            report = self._run(candidate.rig, candidate.gpus, RunOptions(), parallel)
         except SpecError as error:  # a candidate rigcheck cannot express: said, never a crash
             return Outcome(candidate, "fail", [], [], dp=dp, notes=[f"not a valid rig: {error}"])
         counted = [f for f in report.findings if f.counts]
@@ -133,10 +153,27 @@ class Evaluator:
                 outcome.sustained_w = (outcome.sustained_w or 0.0) + float(evidence["sustained_w"])
         return outcome
 
-    def _run(self, rig: dict[str, Any], gpus: int, options: RunOptions) -> Any:
+    @staticmethod
+    def _spread(outcome: Outcome) -> tuple[tuple[str, int], ...]:
+        """The tensor/pipeline-parallel split that MEM001's fix search found to fit on this candidate
+        (its fixes are verified by estimating the changed workload; the smaller degree comes first), when
+        the serve as written fails MEM001 and such a split is among them; else ()."""
+        for finding in outcome.failures:
+            if finding.code != "MEM001":
+                continue
+            for fix in finding.evidence.get("fixes", ()):
+                changes = fix.get("changes", {})
+                if changes and set(changes) <= {"tp", "pp"}:
+                    return tuple(sorted((name, int(degree)) for name, degree in changes.items()))
+        return ()
+
+    def _run(
+        self, rig: dict[str, Any], gpus: int, options: RunOptions, parallel: tuple[tuple[str, int], ...] = ()
+    ) -> Any:
         self.checks += 1
         rig_doc = parse_spec(dump_yaml(rig), f"<plan:{rig['name']}>", kind="Rig")
-        return run_checks(rig_doc, self.workload_for(self.dp_for(gpus)), self.registry, self.catalog, options)
+        workload = self.workload_for(self.dp_for(gpus), parallel)
+        return run_checks(rig_doc, workload, self.registry, self.catalog, options)
 
 
 def judge_for(evaluator: Evaluator) -> Callable[[dict[str, Any], tuple[str, ...]], bool]:

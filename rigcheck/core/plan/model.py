@@ -65,7 +65,8 @@ class PlanRow(_Strict):
     over_budget: bool
     why_not: str | None = Field(description="The deciding failure: code and message (or the budget).")
     fix: str | None = None
-    warnings: list[str]
+    failures: list[str] = Field(description="The rules that failed on it (codes).")
+    warnings: list[str] = Field(description="The rules that warned on it (codes).")
     notes: list[str]
     prices: list[PriceRecord]
 

@@ -73,6 +73,7 @@ def row_for(outcome: Outcome, money: Money, budget: float | None) -> PlanRow:
         over_budget=over,
         why_not=why,
         fix=deciding.fix if deciding else None,
+        failures=sorted({finding.code for finding in outcome.failures}),
         warnings=outcome.warnings,
         notes=[*candidate.notes, *outcome.notes],
         prices=prices,

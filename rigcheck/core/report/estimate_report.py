@@ -10,11 +10,9 @@ from rigcheck.core.engine.errors import RigcheckError
 from rigcheck.core.estimate.estimate import (
     GIB,
     WorkloadEstimate,
-    capacity_for,
     estimate_workload,
     fit_verdict,
     largest_micro_batch,
-    required_bytes,
     usable_bytes,
 )
 
@@ -84,25 +82,24 @@ def build(
         usable, why = usable_bytes(
             gpu_view.facts, memory_gib=gpu_view.spec.memory_gib, ecc_enabled=gpu_view.spec.ecc
         )
-        capacity = capacity_for(estimate.memory, usable)
-        need = required_bytes(estimate.memory)
+        verdict = fit_verdict(estimate.memory, usable)
         result["rig"] = {
             "name": rig_ctx.rig.name,
             "gpu": gpu_view.facts.name,
             "usable_gib": round(usable / GIB, 3),
             "usable_from": why,
         }
-        verdict = fit_verdict(estimate.memory, usable)
         result["fit"] = {
-            "budget_gib": round(capacity / GIB, 3),
-            "device_gib": round(need / GIB, 3),
+            "budget_gib": round(verdict.capacity / GIB, 3),
+            "device_gib": round(verdict.need / GIB, 3),
             "range_gib": [round(verdict.low / GIB, 3), round(verdict.high / GIB, 3)],
             "verdict": verdict.severity,
-            "share": round(need / capacity, 3),
-            "fits": need <= capacity,
+            "why": verdict.reason,
+            "share": round(verdict.share, 3),
+            "fits": verdict.severity != "fail",
             (
                 "largest_micro_batch" if estimate.inputs.training else "largest_concurrency"
-            ): largest_micro_batch(estimate.inputs, capacity),
+            ): largest_micro_batch(estimate.inputs, usable),
         }
         if estimate.training is not None:
             result["speed"] = {"training": estimate.training.as_dict()}
@@ -193,7 +190,9 @@ def _fit_and_speed_lines(result: dict[str, Any]) -> list[str]:
     fit = result["fit"]
     if fit:
         rig = result["rig"]
-        verdict = "fits" if fit["fits"] else "does NOT fit"
+        verdict = {"pass": "fits", "warn": "may not fit", "fail": "does NOT fit"}[fit["verdict"]]
+        if fit["why"]:
+            verdict += f" ({fit['why']})"
         largest = fit.get("largest_micro_batch", fit.get("largest_concurrency"))
         what = "micro-batch" if "largest_micro_batch" in fit else "concurrency"
         lines += [

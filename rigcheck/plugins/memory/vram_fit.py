@@ -19,6 +19,7 @@ from rigcheck.core.estimate.estimate import (
     largest_micro_batch,
     memory_inputs,
     pass_ceiling,
+    passes,
     usable_bytes,
 )
 from rigcheck.core.spec.models.workload import Workload
@@ -255,11 +256,8 @@ class VramFitChecker(Checker):
             f"{memory.peak_phase}) against {fmt(verdict.capacity / GIB, 1)} GiB {budget} on the {gpu.facts.name}"
         )
 
-        def fits(candidate: Any) -> bool:
-            return fit_verdict(candidate, usable, facts).severity == "pass"
-
         if verdict.severity == "pass":
-            largest = largest_micro_batch(estimate.inputs, verdict.capacity, fits=fits)
+            largest = largest_micro_batch(estimate.inputs, usable, facts)
             evidence["largest_fitting"] = largest
             what = "micro-batch" if training else "concurrency"
             return VRAM_FIT.passed(
@@ -270,6 +268,9 @@ class VramFitChecker(Checker):
                 evidence=evidence,
                 subject=subject,
             )
+
+        def fits(candidate: Any) -> bool:
+            return passes(candidate, usable, facts)
 
         def ceiling(inputs: Any) -> float | None:  # what the search for fixes may stop short of
             return pass_ceiling(inputs, usable, facts)

@@ -146,6 +146,7 @@ def render_estimate(result: dict[str, Any]) -> str:
         formulas=formulas,
         traced_gib=traced,
         allocated_gib=float(memory["allocated_gib"]),
+        verdict=fit["verdict"] if fit else "",
     )
     speeds = []
     speed = result.get("speed") or {}

@@ -49,7 +49,7 @@ class MemoryBar:
     low_gib: float
     high_gib: float
     scale_gib: float
-    fits: bool
+    verdict: str  # MEM001's: pass | warn | fail (rigcheck.core.estimate.estimate.fit_verdict)
     freed: tuple[str, ...] = ()
     traced_gib: float | None = None
     allocated_gib: float | None = None
@@ -106,6 +106,7 @@ def memory_bar(
     formulas: Mapping[str, str] | None = None,
     traced_gib: float | None = None,
     allocated_gib: float | None = None,
+    verdict: str = "",
 ) -> MemoryBar:
     """The bar of the components alive at the peak (those in ``not_at_peak`` are listed, not drawn)."""
     freed = tuple(not_at_peak)
@@ -135,7 +136,7 @@ def memory_bar(
         low_gib=low_gib,
         high_gib=high_gib,
         scale_gib=scale,
-        fits=total <= capacity_gib,
+        verdict=verdict,
         freed=tuple(escape_text(name) for name in freed),
         traced_gib=traced_gib,
         allocated_gib=allocated_gib,
@@ -166,6 +167,7 @@ def bars_of(findings: Sequence[Finding]) -> list[MemoryBar]:
                 high_gib=float(high),
                 not_at_peak=evidence.get("not_at_peak", ()),
                 formulas=evidence.get("formulas"),
+                verdict=SEVERITY_WORD.get(finding.severity, ""),
             )
         )
     return bars
