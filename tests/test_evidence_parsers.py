@@ -238,6 +238,12 @@ def _table_2x_a100(ev: Evidence) -> None:
     assert ev.problems == []
 
 
+@expect("nvidia-smi-text/1x-a100-80gb-pcie-drv535-default-table.txt", "nvidia-smi-table")
+def _table_a100_80gb_pcie(ev: Evidence) -> None:
+    _table(ev, "535.183.01", "12.2", 1, "NVIDIA A100 80GB PCIe", 81920, 300)
+    assert (ev.gpus[0].ecc_uncorrectable_volatile, ev.gpus[0].mig_enabled) == (0, False)
+
+
 @expect("nvidia-smi-text/2x-h100-pcie-nvlink-bridge-drv555-default-table.txt", "nvidia-smi-table")
 def _table_2x_h100(ev: Evidence) -> None:
     _table(ev, "555.42.02", "12.5", 2, "NVIDIA H100 PCIe", 81559, 350)
@@ -1094,8 +1100,8 @@ def test_an_empty_file_says_which_tools_print_nothing() -> None:
 
 
 def test_data_folder_is_complete() -> None:
-    assert (DATA / "SOURCES.md").is_file()
-    assert len(FILES) == 71
+    sources = (DATA / "SOURCES.md").read_text(encoding="utf-8")
+    assert FILES and [f for f in FILES if Path(f).name not in sources] == [], "files without a SOURCES.md row"
     assert sorted(EXPECTED) == sorted(set(EXPECTED) & set(FILES)), (
         "expectations for files that are not on disk"
     )
