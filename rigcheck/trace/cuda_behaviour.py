@@ -161,30 +161,27 @@ def cuda_autocast_policy() -> Iterator[None]:
         library._destroy()
 
 
-@contextlib.contextmanager
-def cuda_attention_kernels() -> Iterator[None]:
-    """Within this block, SDPA with dropout runs CUDA's flash (16-bit) or efficient (fp32) kernel, and
-    dropout CUDA's fused kernel. The functions are replaced in ``torch.nn.functional`` (the model code
-    looks them up at each call), so checkpointing's recomputation takes the same path as the forward."""
+def cuda_attention_kernels() -> Any:
+    """A torch function mode (``torch.overrides.TorchFunctionMode``, PyTorch's public hook for
+    intercepting ``torch.nn.functional`` calls) in which SDPA with dropout runs CUDA's flash (16-bit)
+    or efficient (fp32) kernel, and dropout CUDA's fused kernel. Modes travel with autograd's thread
+    state, so checkpointing's recomputation takes the same path as the forward."""
     import torch.nn.functional as functional
+    from torch.overrides import TorchFunctionMode
 
     sdpa, dropout = functional.scaled_dot_product_attention, functional.dropout
 
-    def scaled_dot_product_attention(*args: Any, **kwargs: Any) -> Any:
-        routed = _route_sdpa(*args, **kwargs)
-        return routed if routed is not None else sdpa(*args, **kwargs)
+    class CudaAttentionKernels(TorchFunctionMode):
+        def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            kwargs = kwargs or {}
+            routed = None
+            if func is sdpa:
+                routed = _route_sdpa(*args, **kwargs)
+            elif func is dropout:
+                routed = _route_dropout(*args, **kwargs)
+            return routed if routed is not None else func(*args, **kwargs)
 
-    def dropout_(*args: Any, **kwargs: Any) -> Any:
-        routed = _route_dropout(*args, **kwargs)
-        return routed if routed is not None else dropout(*args, **kwargs)
-
-    functional.scaled_dot_product_attention = scaled_dot_product_attention
-    functional.dropout = dropout_
-    try:
-        yield
-    finally:
-        functional.scaled_dot_product_attention = sdpa
-        functional.dropout = dropout
+    return CudaAttentionKernels()
 
 
 def _route_dropout(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False, **_: Any) -> Any:

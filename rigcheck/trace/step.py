@@ -32,6 +32,10 @@ from rigcheck.trace.result import TraceResult
 
 Progress = Callable[[str], None]
 
+#: MemTracker's key of a device's total in its snapshots (``_TOTAL_KEY`` in
+#: torch/distributed/_tools/mem_tracker.py).
+_TOTAL = "Total"
+
 #: MemTracker / FSDPMemTracker reference types -> the categories of a TraceResult.
 CATEGORY_OF = {
     "Parameter": "parameters",
@@ -413,21 +417,52 @@ class _Runner:
         if self.i.fsdp:
             from torch.distributed._tools.fsdp2_mem_tracker import FSDPMemTracker
 
-            return FSDPMemTracker(model, optimizers[0] if optimizers else None)
+            return _peak_only(FSDPMemTracker)(model, optimizers[0] if optimizers else None)
         from torch.distributed._tools.mem_tracker import MemTracker
 
-        tracker = MemTracker()
+        tracker = _peak_only(MemTracker)()
         tracker.track_external(model, *optimizers, *_quant_state_tensors(model))
         return tracker
 
 
+def _peak_only(tracker: type) -> type:
+    """``tracker`` keeping only the running peak of the whole rank. MemTracker also keeps, after every
+    operation, the peak of each module that is running (``_update_peak_stats`` walks every module's
+    statistics and copies snapshots): about three quarters of a trace's time, for numbers a trace does
+    not read. The peak and its breakdown are the same (the last loop of torch's method)."""
+
+    class PeakOnly(tracker):  # type: ignore[misc, valid-type]
+        def _update_peak_stats(self, peak_state: Any) -> None:
+            for device, snapshot in self._curr_mem_snap.items():
+                if self._peak_mem.get(device, 0) < snapshot[_TOTAL]:
+                    self._peak_mem[device] = snapshot[_TOTAL]
+                    self._peak_mem_snap[device] = dict(snapshot)
+
+    return PeakOnly
+
+
 def _enable_checkpointing(model: Any) -> None:
     """Non-reentrant full checkpointing, by the name this transformers version gives it
-    (``activation_checkpointing_enable`` from 5.x, ``gradient_checkpointing_enable`` before)."""
+    (``activation_checkpointing_enable`` from 5.x, ``gradient_checkpointing_enable`` before). The
+    recomputation in backward runs under the trace's torch function modes again (checkpoint's
+    ``context_fn``), so it takes the CUDA kernels the forward took."""
+    import contextlib
+
+    from rigcheck.trace.cuda_behaviour import cuda_attention_kernels
+
+    @contextlib.contextmanager
+    def recompute() -> Iterator[None]:
+        with _frozen_parameter_hooks(), cuda_attention_kernels():
+            yield
+
+    def modes() -> tuple[Any, Any]:
+        return contextlib.nullcontext(), recompute()
+
+    kwargs = {"use_reentrant": False, "context_fn": modes}
     if hasattr(model, "activation_checkpointing_enable"):
-        model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+        model.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs)
     else:
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
 
 
 def _cache_argument(model: Any, cache: Any) -> dict[str, Any]:
@@ -503,33 +538,27 @@ def _assign_converted_parameters() -> Iterator[None]:
         converted.clear()
 
 
-@contextlib.contextmanager
-def _frozen_parameter_hooks() -> Iterator[None]:
+def _frozen_parameter_hooks() -> Any:
     """MemTracker installs gradient hooks on every parameter, and torch refuses hooks on tensors
-    that need no gradient: a frozen LoRA/QLoRA base. Those get a handle that does nothing (they
-    never receive a gradient to report)."""
+    that need no gradient: a frozen LoRA/QLoRA base. In this torch function mode (PyTorch's public
+    hook for intercepting tensor methods), those get a handle that does nothing: they never receive
+    a gradient to report."""
     import torch
+    from torch.overrides import TorchFunctionMode
 
     class _NoHook:
         def remove(self) -> None:
             return None
 
-    register, post_accumulate = torch.Tensor.register_hook, torch.Tensor.register_post_accumulate_grad_hook
+    hooks = (torch.Tensor.register_hook, torch.Tensor.register_post_accumulate_grad_hook)
 
-    def register_hook(self: Any, hook: Any) -> Any:
-        return register(self, hook) if self.requires_grad else _NoHook()
+    class FrozenParameterHooks(TorchFunctionMode):
+        def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            if func in hooks and not args[0].requires_grad:
+                return _NoHook()
+            return func(*args, **(kwargs or {}))
 
-    def register_post(self: Any, hook: Any) -> Any:
-        return post_accumulate(self, hook) if self.requires_grad else _NoHook()
-
-    # A deliberate monkeypatch of two methods (mypy's method-assign), undone in the finally below.
-    torch.Tensor.register_hook = register_hook  # type: ignore[method-assign]
-    torch.Tensor.register_post_accumulate_grad_hook = register_post  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        torch.Tensor.register_hook = register  # type: ignore[method-assign]
-        torch.Tensor.register_post_accumulate_grad_hook = post_accumulate  # type: ignore[method-assign]
+    return FrozenParameterHooks()
 
 
 @contextlib.contextmanager
@@ -614,11 +643,11 @@ class _Phases:
 
         tracker = self.tracker
         # Start the phase's peak at the current total (MemTracker keeps one running peak).
-        tracker._peak_mem = {device: snap.get("Total", 0) for device, snap in tracker._curr_mem_snap.items()}
+        tracker._peak_mem = {device: snap.get(_TOTAL, 0) for device, snap in tracker._curr_mem_snap.items()}
         tracker._peak_mem_snap = copy.deepcopy(tracker._curr_mem_snap)
         yield
         snapshot = tracker.get_tracker_snapshot("peak")
-        total = float(sum(values.get("Total", 0) for values in snapshot.values()))
+        total = float(sum(values.get(_TOTAL, 0) for values in snapshot.values()))
         self.peaks[phase] = max(self.peaks.get(phase, 0.0), total)
         if total > self.best[0]:
             categories: dict[str, float] = {}
