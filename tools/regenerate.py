@@ -5,6 +5,7 @@ field or a catalog field (issue 45: one command):
 
 - ``docs/rules/`` (one page per rule and the index, from the registry: rigcheck.core.report.docgen);
 - ``schemas/`` (the JSON Schemas of the spec models: rigcheck.core.spec.schemas);
+- the field reference in ``docs/specs.md`` (rigcheck.core.spec.field_docs);
 - the catalog field table in ``docs/plugins.md`` (rigcheck.core.catalog.catalog_docs);
 - the golden reports (``tests/golden/``: ``RIGCHECK_UPDATE_GOLDEN=1`` on the golden tests).
 
@@ -23,6 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 STEPS = [
     [sys.executable, "-m", "rigcheck.core.report.docgen", "docs/rules"],
     [sys.executable, "-m", "rigcheck.core.spec.schemas", "schemas"],
+    [sys.executable, "-m", "rigcheck.core.spec.field_docs", "docs/specs.md"],
     [sys.executable, "-m", "rigcheck.core.catalog.catalog_docs", "docs/plugins.md"],
     [
         sys.executable,

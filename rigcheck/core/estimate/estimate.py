@@ -182,6 +182,7 @@ def memory_inputs(workload: Any, arch: Architecture, *, gpus_per_node: int = 8) 
         ep=par.ep,
         zero=par.zero,
         fsdp=par.fsdp,
+        fsdp_version=par.fsdp_version or 2,
         offload=par.offload,
         offload_params=par.offload_params,
         optimizer_in_backward=bool(

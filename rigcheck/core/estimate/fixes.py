@@ -342,6 +342,22 @@ def fix_candidates(
             )
             extra += 1
         tp *= 2
+    if not inputs.training:
+        # a serve split into pipeline stages over the rig's GPUs, across nodes where tensor parallelism
+        # stops at one (vLLM's --pipeline-parallel-size; each stage estimated on its own)
+        pp = inputs.pp * 2
+        while inputs.world // inputs.pp * pp <= limits.gpus and pp <= inputs.arch.layers:
+            world = inputs.world // inputs.pp * pp
+            out.append(
+                _Candidate(
+                    f"pipeline parallel {pp}",
+                    {"pp": pp},
+                    f"parallelism.pp: {pp} ({world} GPUs; stages may span nodes)",
+                    5 + extra,
+                )
+            )
+            extra += 1
+            pp *= 2
     return out
 
 
@@ -362,13 +378,18 @@ def find_fixes(
     micro-batch, when even 1 does not fit as the workload stands) takes, in a combination, the largest
     value that fits with the other changes: checkpointing with micro-batch 2 fits where neither does.
 
+    A fix, or a combination, needs no more GPUs than the rig has (tensor parallelism 2 with pipeline
+    stages 2 is four GPUs).
+
     ``ceiling``: for a candidate's inputs, the device bytes from which ``fits`` cannot pass it (MEM001:
     :func:`rigcheck.core.estimate.estimate.pass_ceiling`); a candidate whose states and saved activations alone
     reach it is not estimated further (:func:`estimate_memory_below`), which changes nothing but the
     time the search takes."""
 
+    most_gpus = max(limits.gpus, inputs.world)  # a fix asks for no more GPUs than the rig (or the job) has
+
     def ok(estimate: MemoryEstimate) -> bool:
-        return fits(estimate) and host_fits(estimate, limits)
+        return estimate.inputs.world <= most_gpus and fits(estimate) and host_fits(estimate, limits)
 
     candidates = sorted(fix_candidates(inputs, limits, ok, ceiling), key=lambda c: c.cost)
     found: list[Fix] = []

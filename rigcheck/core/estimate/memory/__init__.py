@@ -81,6 +81,42 @@ def estimate_memory_below(
 def _estimate(
     inputs: MemoryInputs, facts: Mapping[str, Any], ceiling: float | None, parts: Parts | None
 ) -> MemoryEstimate | None:
+    if inputs.pp > 1 and inputs.stage is None:
+        return _worst_stage(inputs, facts, ceiling, parts)
+    return _one_stage(inputs, facts, ceiling, parts)
+
+
+def _worst_stage(
+    inputs: MemoryInputs, facts: Mapping[str, Any], ceiling: float | None, parts: Parts | None
+) -> MemoryEstimate | None:
+    """Pipeline parallelism: stages estimated on their own (their blocks, the first's embedding and
+    most micro-batches in flight, the last's head, logits and loss), the GPU that needs the most
+    reported and named. The middle stages differ only in blocks and micro-batches in flight, both
+    largest on stage 1 (the remainder of the blocks goes to the first stages; 1F1B keeps p - r
+    micro-batches on stage r), so stages 0, 1 and the last are the candidates. None when one reaches
+    ``ceiling`` (then the worst does)."""
+    import dataclasses
+
+    candidates = sorted({0, 1, inputs.pp - 1})
+    stages = {}
+    for stage in candidates:
+        estimate = _one_stage(inputs.changed(stage=stage), facts, ceiling, parts)
+        if estimate is None:
+            return None
+        stages[stage] = estimate
+    worst = max(candidates, key=lambda stage: stages[stage].device)
+    where = "the first" if worst == 0 else "the last" if worst == inputs.pp - 1 else "the fullest middle one"
+    listed = ", ".join(f"stage {stage} {stages[stage].device_gib:.1f} GiB" for stage in candidates)
+    if inputs.pp > 3:
+        listed += f" (stages 2-{inputs.pp - 2} need no more than stage 1)"
+    note = f"pipeline stage {worst} of {inputs.pp} ({where}) needs the most: {listed}"
+    chosen = stages[worst]
+    return dataclasses.replace(chosen, inputs=inputs, notes=(*chosen.notes, note))
+
+
+def _one_stage(
+    inputs: MemoryInputs, facts: Mapping[str, Any], ceiling: float | None, parts: Parts | None
+) -> MemoryEstimate | None:
     from rigcheck.core.estimate.memory.runtime import finish, training_device_floor
 
     if inputs.training:

@@ -288,9 +288,13 @@ class BlockModel:
         """Input ids and labels, embedding dropout, the final norm and the head's input."""
         i, arch, flow = self.inputs, self.arch, self.flow
         h = arch.hidden
-        terms = {"token_ids": 16 * tokens}
-        if arch.dropout:
-            terms["embedding_dropout"] = tokens * h
+        terms: dict[str, float] = {}
+        if i.holds_embedding:
+            terms["token_ids"] = 16 * tokens
+            if arch.dropout:
+                terms["embedding_dropout"] = tokens * h
+        if not i.holds_head:  # a pipeline stage before the last: no final norm or head
+            return terms
         if self.style in ("gpt2", "falcon", "layernorm") or (
             self.style == "megatron" and arch.norm == "layernorm"
         ):

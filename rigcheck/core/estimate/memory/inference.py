@@ -93,7 +93,10 @@ class Inference:
                 tokens = max(tokens, i.context_len or 0)
             seqs = i.max_num_seqs or int(self.vllm["vllm_max_num_seqs"])
             forward = self._forward(tokens) + tokens * arch.hidden * e
-            sampler = seqs * arch.vocab * float(self.vllm["vllm_sampler_bytes_per_logit"])
+            # the sampler runs where the logits are: the last pipeline stage
+            sampler = (
+                seqs * arch.vocab * float(self.vllm["vllm_sampler_bytes_per_logit"]) if i.holds_head else 0.0
+            )
             value = max(forward, sampler)
             which = "sampler warm-up" if sampler >= forward else "profile forward"
             return value, (
@@ -106,7 +109,7 @@ class Inference:
         scores = self._math_scores(i.concurrency, prompt)
         if i.attention == "eager":  # the 16-bit scores, their fp32 softmax and its 16-bit copy
             scores = i.concurrency * arch.heads / i.tp * prompt * prompt * (4 + 2 * e)
-        logits = i.concurrency * vocab * 4
+        logits = i.concurrency * vocab * 4 if i.holds_head else 0.0
         value = self._forward(tokens) + scores + logits
         return value, (
             f"prefill of {tokens:,} tokens: one block's intermediates"

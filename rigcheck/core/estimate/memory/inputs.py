@@ -10,6 +10,8 @@ from rigcheck.core.estimate.architecture import Architecture
 
 MIXED = ("16-mixed", "bf16-mixed", "fp8-mixed")
 TRUE_16 = ("bf16-true", "16-true")
+#: FSDP strategies that keep flat parameters with gradients (no_shard is DDP's behaviour).
+FLAT_SHARDING = ("full_shard", "hybrid_shard", "shard_grad_op")
 
 
 @dataclass(frozen=True)
@@ -36,11 +38,13 @@ class MemoryInputs:
     dp: int = 1
     tp: int = 1
     pp: int = 1
+    stage: int | None = None  # the pipeline stage (0 = the first) when pp > 1; None: every stage's worst part
     sp: bool = False
     cp: int = 1
     ep: int = 1
     zero: int = 0
     fsdp: str | None = None
+    fsdp_version: int = 2  # 1: FullyShardedDataParallel's flat parameters; 2: fully_shard
     offload: str = "none"
     offload_params: bool = False
     optimizer_in_backward: bool = False
@@ -115,6 +119,37 @@ class MemoryInputs:
     @property
     def sharded(self) -> bool:
         return bool(self.zero) or self.fsdp in ("full_shard", "hybrid_shard", "shard_grad_op")
+
+    @property
+    def holds_embedding(self) -> bool:
+        """This GPU's pipeline stage holds the token embedding (the first; every stage when pp is 1)."""
+        return self.pp == 1 or self.stage in (None, 0)
+
+    @property
+    def holds_head(self) -> bool:
+        """This GPU's pipeline stage holds the final norm, the head, its logits and the loss (the last)."""
+        return self.pp == 1 or self.stage in (None, self.pp - 1)
+
+    @property
+    def micro_batches_in_flight(self) -> int:
+        """Micro-batches whose activations a pipeline stage holds at once under 1F1B: stage r runs
+        p - r - 1 warm-up forwards and one more before its first backward (Megatron-LM
+        ``forward_backward_pipelining_without_interleaving``: ``num_warmup_microbatches =
+        pipeline_parallel_size - pipeline_parallel_rank - 1``), at most the micro-batches of a step.
+        The first stage holds the most (stage None)."""
+        if self.pp == 1:
+            return 1
+        rank = self.stage or 0
+        return max(1, min(self.pp - rank, self.grad_accum))
+
+    @property
+    def flat_parameter_gradients(self) -> bool:
+        """FSDP1 (flat parameters) with LoRA: each block is one flat parameter that mixes frozen
+        weights and adapters, and autograd gives it a gradient of its whole size (torch 2.1
+        ``flat_param.py``: the flat parameter requires grad when any of its tensors does;
+        ``fully_sharded_data_parallel.py``: mixing frozen and trainable parameters makes the gradient
+        memory "equivalent to not freezing those parameters")."""
+        return self.fsdp_version == 1 and self.task == "lora" and self.fsdp in FLAT_SHARDING and not self.zero
 
     @property
     def megatron(self) -> bool:

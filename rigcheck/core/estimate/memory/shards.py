@@ -20,7 +20,7 @@ class Shards:
 
     def __init__(self, inputs: MemoryInputs) -> None:
         arch = inputs.arch
-        self.layers_local = math.ceil(arch.layers / inputs.pp)
+        self.layers_local = stage_layers(arch.layers, inputs.pp, inputs.stage)
         layer_share = self.layers_local / arch.layers
         experts_local = arch.experts / max(1, inputs.ep)
         mlp = arch.mlp_params_per_expert * (experts_local + arch.shared_experts)
@@ -33,8 +33,12 @@ class Shards:
         embedding, head = arch.embedding_params / inputs.tp, arch.head_params / inputs.tp
         if inputs.pp == 1:
             self.outer = embedding + head + arch.hidden
-        else:  # the worst stage: the first holds the embedding, the last the head (tied: both)
+        elif inputs.stage is None:  # the worst stage: the first holds the embedding, the last the head
             self.outer = max(embedding, head if head else embedding) + arch.hidden
+        else:  # a tied head is a copy of the embedding on the last stage (Megatron-LM's shared embedding)
+            first = embedding if inputs.holds_embedding else 0.0
+            last = (head if head else embedding) + arch.hidden if inputs.holds_head else 0.0
+            self.outer = first + last
         self.params = self.blocks + self.outer
         experts_share = (experts_local + arch.shared_experts) / (arch.experts + arch.shared_experts)
         linear = arch.linear_params - arch.layers * arch.mlp_params_per_expert * (
@@ -48,6 +52,16 @@ class Shards:
     @property
     def block_linear_per_layer(self) -> float:
         return self.linear / max(1, self.layers_local)
+
+
+def stage_layers(layers: int, pp: int, stage: int | None) -> int:
+    """Transformer blocks on pipeline stage ``stage`` of ``pp``: an even split, the remainder one more on
+    each of the first stages (``torch.distributed.pipelining``'s and torchtitan's even split of the layer
+    list; Megatron-LM asks that they divide); None: the most any stage holds."""
+    if stage is None:
+        return math.ceil(layers / pp)
+    base, extra = divmod(layers, pp)
+    return base + (1 if stage < extra else 0)
 
 
 def shard_count(inputs: MemoryInputs) -> int:

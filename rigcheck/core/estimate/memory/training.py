@@ -294,6 +294,8 @@ class Training:
             f"{what} x {opt:g} B ({i.optimizer or 'adamw'})",
             "optimizer",
         )
+        if i.flat_parameter_gradients:
+            self._flat_parameter_gradients(base16)
         saved = self._modules_to_save()
         if saved:
             weight = 4 if not self.true16 else 2
@@ -316,14 +318,40 @@ class Training:
                 "optimizer",
             )
 
+    def _flat_parameter_gradients(self, base_bytes: float) -> None:
+        """FSDP1 with LoRA (:attr:`MemoryInputs.flat_parameter_gradients`): the frozen block weights get
+        gradients in the flat parameter's dtype. Sharded after each reduce-scatter, unless gradients
+        accumulate over micro-batches inside ``no_sync()``, which "will accumulate the full model
+        gradients (instead of gradient shards) until the eventual sync" on every rank (torch 2.1
+        ``FullyShardedDataParallel.no_sync``; Lightning Fabric's ``no_backward_sync`` and accelerate's
+        default ``sync_each_batch=False`` use it). litgpt's LoRA of Llama-2-13B on four A100s: 6.5 GB of
+        sharded weights and 25.4 GB of unsharded gradients of a 35.6 GB peak (tutorials/resource-tables.md,
+        commit 8641822)."""
+        i, s = self.i, self.shards
+        n = s.shard
+        frozen = s.blocks
+        if i.grad_accum > 1:
+            value = frozen * base_bytes
+            how = f"unsharded: {i.grad_accum} micro-batches accumulate inside no_sync()"
+        else:
+            value = frozen * base_bytes / n
+            how = f"sharded / {n}"
+        self.state(
+            "flat_parameter_gradients",
+            value,
+            f"{billions(frozen)} frozen block params x {base_bytes:g} B: FSDP1 flat parameters mix them with "
+            f"the adapters, so they get gradients ({how})",
+            "gradients",
+        )
+
     def _modules_to_save(self) -> float:
         names = {name.lower() for name in self.i.modules_to_save}
         embedding = {"embed_tokens", "wte", "word_embeddings", "embeddings", "tok_embeddings"}
         head = {"lm_head", "output", "embed_out"}
         total = 0.0
-        if names & embedding:
+        if names & embedding and self.i.holds_embedding:
             total += self.arch.embedding_params / self.i.tp
-        if names & head:
+        if names & head and self.i.holds_head:
             total += (self.arch.head_params or self.arch.embedding_params) / self.i.tp
         return total
 
@@ -348,7 +376,7 @@ class Training:
         if not flow.autocast:
             return 0.0, 0.0, 0.0
         fp32_base = flow.weights == 4
-        head = arch.vocab * arch.embedding_width / i.tp if arch.head == "lm" else 0.0
+        head = arch.vocab * arch.embedding_width / i.tp if arch.head == "lm" and i.holds_head else 0.0
         head = head if (fp32_base or i.kbit_upcast) else 0.0
         blocks = s.linear if fp32_base else 0.0
         adapters = self.trainable if i.frozen_base else 0.0
@@ -366,7 +394,7 @@ class Training:
         chunked_cross_entropy): each chunk's log-softmax is kept (fp32 over all tokens), the copies
         are one chunk's. Fused (Liger, cut-cross-entropy, unsloth): no logits of full size."""
         i, arch, flow = self.i, self.arch, self.flow
-        if arch.head != "lm":
+        if arch.head != "lm" or not i.holds_head:
             return 0.0, 0.0, 0.0, ""
         elements = self.tokens() * arch.vocab / i.tp
         c = 4 if self.fp32 or self.fp64 else flow.compute
@@ -485,7 +513,7 @@ class Training:
     def head_gradient(self) -> float:
         """The head's weight gradient, allocated when backward leaves the loss (the embedding's when tied)."""
         i, arch = self.i, self.arch
-        if i.frozen_base or arch.head != "lm":
+        if i.frozen_base or arch.head != "lm" or not i.holds_head:
             return 0.0
         shard = self.shards.shard if i.sharded_grads else 1
         grad = 8 if self.fp64 else 2 if self.true16 else 4
@@ -511,7 +539,7 @@ class Training:
         tokens = self.tokens()
         terms = block.terms(tokens)
         per_layer = sum(terms.values())
-        in_flight = self.shards.layers_local * (min(i.pp, i.grad_accum) if i.pp > 1 else 1)
+        in_flight = self.shards.layers_local * i.micro_batches_in_flight
         cross = (self.arch.decoder_layers / self.arch.layers) if self.arch.layers else 0
         per_layer *= 1 + 0.5 * cross  # decoder layers add a cross-attention block (about half a layer)
         op_selective = i.activation_checkpointing == "selective" and not i.megatron

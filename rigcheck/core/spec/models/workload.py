@@ -323,6 +323,13 @@ class Parallelism(SpecModel):
     fsdp: Annotated[str, Choice("full_shard", "hybrid_shard", "shard_grad_op", "no_shard")] | None = Field(
         None, description="PyTorch FSDP sharding strategy."
     )
+    fsdp_version: Literal[1, 2] | None = Field(
+        None,
+        description=(
+            "PyTorch FSDP's API: 1 (FullyShardedDataParallel's flat parameters: accelerate's default, "
+            "Lightning's FSDPStrategy) or 2 (fully_shard, per-parameter: torchtune, torchtitan). Unset: 2."
+        ),
+    )
     offload: Annotated[str, Choice("none", "cpu", "nvme")] = Field(
         "none", description="Where ZeRO or FSDP offloads the optimizer states: none, cpu or nvme."
     )
