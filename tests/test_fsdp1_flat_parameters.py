@@ -72,3 +72,32 @@ def test_fewer_ranks_do_not_shrink_the_unsharded_gradients() -> None:
 )
 def test_only_fsdp1_lora_has_them(changes: dict[str, object]) -> None:
     assert estimate_memory(LORA.changed(**changes)).component("flat_parameter_gradients") is None
+
+
+WORKLOAD = """apiVersion: rigcheck/v1
+kind: Workload
+name: fsdp1-lora
+model: {{preset: llama-2-13b}}
+task: lora
+precision: bf16-true
+framework: {framework}
+batch: {{micro: 1, grad_accum: 32, seq_len: 1304}}
+lora: {{rank: 8, targets: [q_proj, v_proj]}}
+parallelism: {{dp: 4, fsdp: full_shard, fsdp_version: 1}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("framework", "shared"), [("litgpt", True), ("transformers", False), ("axolotl", False)]
+)
+def test_the_transformers_trainer_gives_the_adapters_units_of_their_own(
+    run_cli, tmp_path, framework: str, shared: bool
+) -> None:  # type: ignore[no-untyped-def]
+    """The transformers Trainer wraps a PEFT model under FSDP with peft's fsdp_auto_wrap_policy: the
+    adapters get units of their own and the frozen blocks no gradients (frameworks.yaml
+    fsdp_lora_units); litgpt's Block-level wrap shares them."""
+    path = tmp_path / "w.yaml"
+    path.write_text(WORKLOAD.format(framework=framework), encoding="utf-8")
+    result = run_cli("estimate", str(path), "-f", "json")
+    components = result.json()["memory"]["per_gpu"]["components"]
+    assert ("flat_parameter_gradients" in components) is shared

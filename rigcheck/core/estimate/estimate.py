@@ -128,6 +128,10 @@ def memory_inputs(workload: Any, arch: Architecture, *, gpus_per_node: int = 8) 
     optimizer = pick(
         "optimizer", workload.optimizer, workload.optimizer is not None, "adamw" if training else "none"
     )
+    # FSDP1 only: whether a block's adapters share its flat parameter (the framework's wrap policy)
+    fsdp_lora_units = "shared"
+    if par.fsdp_version == 1:
+        fsdp_lora_units = str(pick("fsdp_lora_units", None, False, "shared"))
     if "activation" in defaults and arch.act_fn != defaults["activation"]:
         from dataclasses import replace as _replace
 
@@ -183,6 +187,7 @@ def memory_inputs(workload: Any, arch: Architecture, *, gpus_per_node: int = 8) 
         zero=par.zero,
         fsdp=par.fsdp,
         fsdp_version=par.fsdp_version or 2,
+        fsdp_lora_units=fsdp_lora_units,
         offload=par.offload,
         offload_params=par.offload_params,
         optimizer_in_backward=bool(

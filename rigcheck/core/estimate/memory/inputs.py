@@ -45,6 +45,9 @@ class MemoryInputs:
     zero: int = 0
     fsdp: str | None = None
     fsdp_version: int = 2  # 1: FullyShardedDataParallel's flat parameters; 2: fully_shard
+    fsdp_lora_units: str = (
+        "shared"  # FSDP1: adapters in their block's flat parameter, or in units of their own
+    )
     offload: str = "none"
     offload_params: bool = False
     optimizer_in_backward: bool = False
@@ -148,8 +151,15 @@ class MemoryInputs:
         weights and adapters, and autograd gives it a gradient of its whole size (torch 2.1
         ``flat_param.py``: the flat parameter requires grad when any of its tensors does;
         ``fully_sharded_data_parallel.py``: mixing frozen and trainable parameters makes the gradient
-        memory "equivalent to not freezing those parameters")."""
-        return self.fsdp_version == 1 and self.task == "lora" and self.fsdp in FLAT_SHARDING and not self.zero
+        memory "equivalent to not freezing those parameters"). Not where the adapters get units of their
+        own (the transformers Trainer wraps them with peft's ``fsdp_auto_wrap_policy``)."""
+        return (
+            self.fsdp_version == 1
+            and self.fsdp_lora_units == "shared"
+            and self.task == "lora"
+            and self.fsdp in FLAT_SHARDING
+            and not self.zero
+        )
 
     @property
     def megatron(self) -> bool:
