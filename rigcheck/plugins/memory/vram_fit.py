@@ -42,7 +42,9 @@ VRAM_FIT = Rule(
         "reaches it), warns when the range straddles it, passes when its high end fits. For vLLM the budget is "
         "the engine's share of the card (gpu_memory_utilization, "
         "{facts:memory.inference.vllm_gpu_memory_utilization} by default), and the CUDA graphs and context "
-        "it keeps beside that share must fit in the rest.",
+        "it keeps beside that share must fit in the rest. With pipeline parallelism each stage is estimated on its "
+        "own (the first holds the embedding and the most micro-batches in flight, the last the head, logits and "
+        "loss) and the stage that needs the most is reported, named in the finding's notes.",
         why="Out-of-memory errors are the most common way a planned run fails, and the public calculators miss "
         "by 20-50% once sequence length, attention kernel, LoRA or the vocabulary size matter: `accelerate "
         "estimate-memory` counts weights only, DeepSpeed's estimators leave activations out. rigcheck's "
@@ -53,7 +55,8 @@ VRAM_FIT = Rule(
         fix="The finding lists changes that make the workload fit, each re-estimated before it is shown: the "
         "largest micro-batch (or concurrency, or context) that fits, chunked or fused loss, flash attention, "
         "activation checkpointing or offloading, an 8-bit or fused optimizer, sharding, offload (when the host "
-        "has the memory), LoRA/QLoRA, tensor parallelism that divides the heads; combinations when no single "
+        "has the memory), LoRA/QLoRA, tensor parallelism that divides the heads, pipeline stages for a serve "
+        "(no fix needs more GPUs than the rig has); combinations when no single "
         "change is enough (the three cheapest that pass), where a micro-batch or length that fits at no value "
         "on its own takes the largest value that fits with the other changes; and, when nothing fits the GPUs "
         "the rig has, how many GPUs of this kind it needs.",
