@@ -325,3 +325,31 @@ def test_estimate_trace_refusal_is_one_line_after_progress(
     *progress, last = result.err.splitlines()
     assert last.startswith(message), result.err
     assert all(line.startswith("rigcheck: tracing") for line in progress), result.err
+
+
+# -- the running-peak tracker, on and off ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "mapping",
+    [
+        workload("full_finetune", activation_checkpointing=True),
+        workload("lora", lora={"rank": 4, "targets": ["q_proj", "v_proj"]}),
+        workload("full_finetune", parallelism={"dp": 4, "fsdp": "full_shard"}),
+        workload("inference", inference={"context_len": 128, "concurrency": 2}),
+    ],
+    ids=["checkpointed", "lora", "fsdp", "inference"],
+)
+def test_keeping_only_the_running_peak_changes_no_result(mapping: dict[str, Any]) -> None:
+    """The tracker without the per-module peaks (the optimisation) and torch's whole tracker give the same
+    peak, breakdown and phase peaks."""
+    from rigcheck.trace.step import trace_step
+
+    inputs = inputs_of({"id": "tiny", "workload": mapping})
+    fast, whole = trace_step(inputs), trace_step(inputs, peak_only=False)
+    assert (fast.peak, fast.phase, dict(fast.categories), dict(fast.phase_peaks)) == (
+        whole.peak,
+        whole.phase,
+        dict(whole.categories),
+        dict(whole.phase_peaks),
+    )

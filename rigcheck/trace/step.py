@@ -82,14 +82,18 @@ def unsupported(inputs: MemoryInputs) -> list[str]:
     return out
 
 
-def trace_step(inputs: MemoryInputs, *, progress: Progress | None = None) -> TraceResult:
-    """Run one step of ``inputs`` on fake tensors and return rank 0's live-tensor peak."""
+def trace_step(
+    inputs: MemoryInputs, *, progress: Progress | None = None, peak_only: bool = True
+) -> TraceResult:
+    """Run one step of ``inputs`` on fake tensors and return rank 0's live-tensor peak. ``peak_only``
+    False keeps torch's tracker whole (every module's peaks too): the same result, four times slower
+    (tests/test_trace.py compares them)."""
     problems = unsupported(inputs)
     if problems:
         raise UsageError("rigcheck estimate --trace cannot run this workload: " + "; ".join(problems))
     say = progress or (lambda message: None)
     started = time.monotonic()
-    runner = _Runner(inputs, say)
+    runner = _Runner(inputs, say, peak_only=peak_only)
     # bitsandbytes' CPU backend logs that its optional CPU kernels are missing; a trace runs none of them
     logging.getLogger("bitsandbytes.backends.cpu.ops").setLevel(logging.ERROR)
     with warnings.catch_warnings():  # the libraries' deprecation notices are not the user's to act on
@@ -123,11 +127,12 @@ def versions() -> dict[str, str]:
 
 
 class _Runner:
-    def __init__(self, inputs: MemoryInputs, say: Progress) -> None:
+    def __init__(self, inputs: MemoryInputs, say: Progress, *, peak_only: bool = True) -> None:
         import torch
 
         self.i = inputs
         self.say = say
+        self.peak_only = peak_only
         self.notes: list[str] = []
         self.world = _shard_count(inputs) if inputs.fsdp else 1
         precision = inputs.precision
@@ -417,10 +422,11 @@ class _Runner:
         if self.i.fsdp:
             from torch.distributed._tools.fsdp2_mem_tracker import FSDPMemTracker
 
-            return _peak_only(FSDPMemTracker)(model, optimizers[0] if optimizers else None)
+            kind: Any = _peak_only(FSDPMemTracker) if self.peak_only else FSDPMemTracker
+            return kind(model, optimizers[0] if optimizers else None)
         from torch.distributed._tools.mem_tracker import MemTracker
 
-        tracker = _peak_only(MemTracker)()
+        tracker = (_peak_only(MemTracker) if self.peak_only else MemTracker)()
         tracker.track_external(model, *optimizers, *_quant_state_tensors(model))
         return tracker
 

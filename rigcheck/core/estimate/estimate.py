@@ -352,7 +352,11 @@ def usable_bytes(
 
 
 def _vllm(estimate: MemoryEstimate) -> bool:
-    return estimate.inputs.engine == "vllm" and not estimate.inputs.training
+    return _serves_with_vllm(estimate.inputs)
+
+
+def _serves_with_vllm(inputs: MemoryInputs) -> bool:
+    return inputs.engine == "vllm" and not inputs.training
 
 
 def required_bytes(estimate: MemoryEstimate) -> float:
@@ -375,12 +379,17 @@ def outside_pool(estimate: MemoryEstimate) -> float:
 
 def capacity_for(estimate: MemoryEstimate, usable: float, facts: Mapping[str, Any] | None = None) -> float:
     """What the workload may use: the usable VRAM, or vLLM's share of it (gpu_memory_utilization)."""
-    if _vllm(estimate):
+    return _capacity(estimate.inputs, usable, facts)
+
+
+def _capacity(inputs: MemoryInputs, usable: float, facts: Mapping[str, Any] | None) -> float:
+    """:func:`capacity_for`, which reads only the inputs."""
+    if _serves_with_vllm(inputs):
         if facts is None:
             from rigcheck.core.catalog.facts import load_rule_facts
 
             facts = load_rule_facts("memory")
-        utilization = estimate.inputs.gpu_memory_utilization or float(
+        utilization = inputs.gpu_memory_utilization or float(
             facts["inference"]["vllm_gpu_memory_utilization"]
         )
         return usable * utilization
@@ -514,5 +523,4 @@ def largest_micro_batch(
         needs[value] = required_bytes(estimate)
         return passes(estimate, usable, facts)
 
-    capacity = capacity_for(estimate_memory(inputs), usable, facts)
-    return largest_fitting(ok, needs.__getitem__, 1, limit, capacity) or 0
+    return largest_fitting(ok, needs.__getitem__, 1, limit, _capacity(inputs, usable, facts)) or 0
