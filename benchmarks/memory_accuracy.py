@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from rigcheck.core.spec.loader import load_yaml_file  # noqa: E402
-from tests.memory_cases import all_results, error_band, summary, table  # noqa: E402
+from tests.memory_cases import all_results, coverage, fitted_spread, summary, table  # noqa: E402
 from tests.traced_grid import grid_results, grid_summary, grid_table  # noqa: E402
 
 OWN = "rigcheck-"  # cases rigcheck measured itself (benchmarks/device/), not published ones
@@ -68,9 +68,13 @@ def main(argv: list[str] | None = None) -> int:
         if old:
             print("  before " + _line(name, old))
 
-    print("\nMEM001's range: 10th-90th percentile of the signed error, per class (specs/rules/memory.yaml)")
-    for kind, band in error_band(results).items():
-        print(f"  {kind:22} {band['cases']:3} cases: {band['p10_error']:+.1%} .. {band['p90_error']:+.1%}")
+    print("\nMEM001's range: each mechanism's spread, fitted on dev (specs/rules/memory.yaml spread)")
+    for name, values in fitted_spread(results).items():
+        print(f"  {name:22} " + ", ".join(f"{key} {value:+.3f}" for key, value in values.items()))
+    for split, (inside, cases) in coverage(results).items():
+        print(
+            f"  measured value within the range on its basis, {split:8} {inside}/{cases} ({inside / cases:.0%})"
+        )
 
     grid = grid_results()
     if args.cases:

@@ -9,8 +9,9 @@ import statistics
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from rigcheck.core.catalog.facts import load_rule_facts
 from rigcheck.core.estimate.architecture import resolve_architecture
-from rigcheck.core.estimate.estimate import GIB, estimate_workload, uncertainty_class
+from rigcheck.core.estimate.estimate import GIB, estimate_workload, spread_of
 from rigcheck.core.spec.documents import parse_spec
 from rigcheck.core.spec.loader import load_yaml_file
 
@@ -42,7 +43,14 @@ class CaseResult:
     expected_fit: str = ""  # refuse | fits, for cases scored on the fit decision
     verdict: str = ""  # pass | warn | fail, MEM001's verdict on the case's GPU
     share: float = 0.0  # need / capacity on that GPU
-    band: str = ""  # the estimate's uncertainty class (rigcheck.core.estimate.estimate.uncertainty_class)
+    training: bool = True
+    saved_gib: float = 0.0  # what the spread of saved activations applies to (memory.yaml spread)
+    low_gib: float = 0.0  # MEM001's range on the case's basis (rigcheck.core.estimate.estimate.spread_of)
+    high_gib: float = 0.0
+
+    @property
+    def in_range(self) -> bool:
+        return self.measured_gib is not None and self.low_gib <= self.measured_gib <= self.high_gib
 
     @property
     def new(self) -> bool:
@@ -113,6 +121,10 @@ def estimate_case(case_id: str, measurement: dict, spec: dict) -> CaseResult:  #
     if expected:
         verdict, share = _fit(estimate, spec)
     measured = measurement.get("measured_peak_gib")
+    facts = load_rule_facts("memory")
+    components = set(facts["spread"]["saved_activations"]["components"])
+    saved = sum(c.bytes for c in memory.components if c.at_peak and c.name in components) / GIB
+    low, high = basis_range(spread_of(memory, facts), basis)
     return CaseResult(
         case_id,
         basis,
@@ -126,8 +138,27 @@ def estimate_case(case_id: str, measurement: dict, spec: dict) -> CaseResult:  #
         expected,
         verdict,
         share,
-        uncertainty_class(estimate.inputs),
+        estimate.inputs.training,
+        saved,
+        value + low / GIB,
+        value + high / GIB,
     )
+
+
+#: The mechanisms a measurement basis leaves out: allocated memory has no allocator slack and no context,
+#: reserved memory no context; a weights figure holds nothing that spreads. (vLLM's estimates have no
+#: allocator or context spread to leave out: rigcheck.core.estimate.estimate.spread_of.)
+_BASIS_LEAVES_OUT = {
+    "allocated": {"allocator_reserve", "cuda_context"},
+    "reserved": {"cuda_context"},
+    "weights": {"saved_activations", "engine_workspace", "allocator_reserve", "cuda_context"},
+}
+
+
+def basis_range(spread: dict[str, tuple[float, float]], basis: str) -> tuple[float, float]:
+    """The spread's bytes below and above the estimate on a measurement basis."""
+    parts = [value for name, value in spread.items() if name not in _BASIS_LEAVES_OUT.get(basis, set())]
+    return sum(low for low, _ in parts), sum(high for _, high in parts)
 
 
 def basis_gib(memory, basis: str) -> float:  # type: ignore[no-untyped-def]
@@ -193,16 +224,65 @@ def summary(results: list[CaseResult]) -> dict[str, float]:
     }
 
 
-def error_band(results: list[CaseResult]) -> dict[str, dict[str, float]]:
-    """The 10th and 90th percentiles of the signed error (estimate / measured - 1) over the scored
-    cases with a number, per uncertainty class: MEM001's range (specs/rules/memory.yaml
-    ``uncertainty``). Linear interpolation between order statistics (numpy's default)."""
-    band = {}
-    for kind in ("training_replicated", "training_sharded", "inference"):
-        errors = [r.error for r in results if r.scored and r.has_number and r.band == kind]
-        deciles = statistics.quantiles(errors, n=10, method="inclusive")
-        band[kind] = {"p10_error": deciles[0], "p90_error": deciles[8], "cases": len(errors)}
-    return band
+def _deciles(values: list[float]) -> tuple[float, float]:
+    deciles = statistics.quantiles(values, n=10, method="inclusive")
+    return deciles[0], deciles[8]
+
+
+#: Bases that hold an inference forward (the engine's workspaces show in them).
+FORWARD_BASES = ("allocated", "vllm_non_kv", "vllm_v1_non_kv", "vllm_torch_peak")
+
+
+def weighted_quantile(pairs: list[tuple[float, float]], q: float) -> float:
+    """The smallest value whose cumulative weight reaches ``q`` of the whole (the weighted inverted
+    distribution function): ``pairs`` are (value, weight)."""
+    ordered = sorted(pairs)
+    total, running = sum(weight for _, weight in ordered), 0.0
+    for value, weight in ordered:
+        running += weight
+        if running >= q * total:
+            return value
+    return ordered[-1][0]
+
+
+def fitted_spread(results: list[CaseResult]) -> dict[str, dict[str, float]]:
+    """The spreads of specs/rules/memory.yaml ``spread`` that are fitted on the dev cases, per mechanism.
+    Saved activations: the 10th and 90th percentiles of (measured - estimate) / saved over training
+    measured as allocated, each case weighted by its saved bytes (the spread multiplies bytes: a case
+    with 0.6 GiB saved and a 1 GiB miss from something else must not set the share for 40 GiB). Engine
+    workspaces: the 10th and 90th percentiles (numpy's linear interpolation) of measured - estimate in
+    GiB over inference whose basis holds the forward. The holdout is never read."""
+    dev = [r for r in results if r.split != "holdout" and r.scored and r.has_number]
+    saved = [
+        ((r.measured_gib - r.estimated_gib) / r.saved_gib, r.saved_gib)  # type: ignore[operator]
+        for r in dev
+        if r.training and r.basis == "allocated" and r.saved_gib > 0
+    ]
+    workspace = [
+        r.measured_gib - r.estimated_gib  # type: ignore[operator]
+        for r in dev
+        if not r.training and r.basis in FORWARD_BASES
+    ]
+    work_low, work_high = _deciles(workspace)
+    return {
+        "saved_activations": {
+            "low": weighted_quantile(saved, 0.1),
+            "high": weighted_quantile(saved, 0.9),
+            "cases": len(saved),
+        },
+        "engine_workspace": {"low_gib": work_low, "high_gib": work_high, "cases": len(workspace)},
+    }
+
+
+def coverage(results: list[CaseResult]) -> dict[str, tuple[int, int]]:
+    """How many measured values lie within MEM001's range on their basis, of how many, by split."""
+    out = {}
+    for split in ("dev", "holdout"):
+        chosen = [
+            r for r in results if r.scored and r.has_number and (r.split == "holdout") == (split == "holdout")
+        ]
+        out[split] = (sum(r.in_range for r in chosen), len(chosen))
+    return out
 
 
 def table(results: list[CaseResult]) -> str:

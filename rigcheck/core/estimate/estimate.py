@@ -15,7 +15,7 @@ re-estimates the changes that would make a workload fit.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from rigcheck.core.catalog.catalog import GpuSpec
@@ -42,7 +42,7 @@ __all__ = [
     "required_bytes",
     "resolve_architecture",
     "run_tokens",
-    "uncertainty_class",
+    "spread_of",
     "usable_bytes",
 ]
 
@@ -90,6 +90,29 @@ def _one_of(arch: Architecture) -> Architecture:
     return known
 
 
+def _bitsandbytes_keeps(workload: Any, qlora_backend: str) -> dict[str, bool]:
+    """What bitsandbytes' frozen quantised linears keep for the backward at the workload's version
+    (specs/rules/memory.yaml bitsandbytes; unset: the newest behaviour): int8 layers their 16-bit
+    input (and, before 0.45.0, an int8 copy of it), 4-bit layers their input before 0.43.2."""
+    from rigcheck.core.catalog.cuda_compat import parse_version
+    from rigcheck.core.catalog.facts import load_rule_facts
+
+    int8 = workload.task == "lora" and workload.quantization == "int8"
+    four_bit = workload.task == "qlora" and qlora_backend == "bitsandbytes"
+    if not (int8 or four_bit):
+        return {}
+    facts = load_rule_facts("memory")["bitsandbytes"]
+    version = parse_version(workload.versions.bitsandbytes if workload.versions else None)
+
+    def before(key: str) -> bool:
+        return version is not None and version < (parse_version(str(facts[key])) or ())
+
+    return {
+        "quantized_linears_keep_input": int8 or before("four_bit_keeps_input_before"),
+        "int8_keeps_transposed": int8 and before("eight_bit_keeps_transposed_before"),
+    }
+
+
 def memory_inputs(workload: Any, arch: Architecture, *, gpus_per_node: int = 8) -> MemoryInputs:
     """The estimator's inputs from a validated Workload model: what the workload states, else what its
     framework does by default (said in ``implied``), else rigcheck's defaults (said in ``assumed``)."""
@@ -132,6 +155,22 @@ def memory_inputs(workload: Any, arch: Architecture, *, gpus_per_node: int = 8) 
     fsdp_lora_units = "shared"
     if par.fsdp_version == 1:
         fsdp_lora_units = str(pick("fsdp_lora_units", None, False, "shared"))
+    # DeepSpeed's buckets: the workload's, else its framework's config ("auto" in the Trainer's), else DeepSpeed's
+    zero_config = par.deepspeed
+    reduce_bucket = zero_config.reduce_bucket_size if zero_config else None
+    prefetch_bucket = zero_config.stage3_prefetch_bucket_size if zero_config else None
+    if par.zero >= 3 and (reduce_bucket is None or prefetch_bucket is None):
+        framework_buckets = pick("deepspeed_buckets", None, False, None)
+        reduce_bucket = framework_buckets if reduce_bucket is None else reduce_bucket
+        prefetch_bucket = framework_buckets if prefetch_bucket is None else prefetch_bucket
+    max_live = zero_config.stage3_max_live_parameters if zero_config else None
+    if par.zero >= 3 and max_live is None:
+        max_live = pick("deepspeed_max_live", None, False, None)
+    qlora_backend = (
+        str(pick("qlora_backend", None, False, "bitsandbytes"))
+        if workload.task == "qlora"
+        else "bitsandbytes"
+    )
     if "activation" in defaults and arch.act_fn != defaults["activation"]:
         from dataclasses import replace as _replace
 
@@ -190,6 +229,9 @@ def memory_inputs(workload: Any, arch: Architecture, *, gpus_per_node: int = 8) 
         fsdp_lora_units=fsdp_lora_units,
         offload=par.offload,
         offload_params=par.offload_params,
+        deepspeed_max_live=max_live,
+        deepspeed_reduce_bucket=reduce_bucket,
+        deepspeed_prefetch_bucket=prefetch_bucket,
         optimizer_in_backward=bool(
             pick(
                 "optimizer_in_backward",
@@ -222,9 +264,8 @@ def memory_inputs(workload: Any, arch: Architecture, *, gpus_per_node: int = 8) 
             workload.optimizer_implementation is not None,
             "foreach",
         ),
-        qlora_backend=pick("qlora_backend", None, False, "bitsandbytes")
-        if workload.task == "qlora"
-        else "bitsandbytes",
+        qlora_backend=qlora_backend,
+        **_bitsandbytes_keeps(workload, qlora_backend),
         kbit_upcast=workload.task == "qlora" and bool(qlora and qlora.kbit_training),
         logits_upcast=bool(pick("logits_upcast", True, False, True)),
         implied=tuple(implied),
@@ -396,8 +437,7 @@ def _capacity(inputs: MemoryInputs, usable: float, facts: Mapping[str, Any] | No
     return usable
 
 
-#: How far above the exact bound :func:`pass_ceiling` lies (relative): more than the rounding of the
-#: division in :func:`need_range`, and a few bytes on any GPU.
+#: How far above the exact bound :func:`pass_ceiling` lies (relative): a few bytes on any GPU.
 _ROUNDING = 1e-9
 
 
@@ -405,21 +445,20 @@ def pass_ceiling(inputs: MemoryInputs, usable: float, facts: Mapping[str, Any]) 
     """Device bytes at or above which :func:`fit_verdict` cannot pass a training estimate of
     ``inputs`` on a GPU with ``usable`` bytes: what a search for what fits may stop short of
     (:func:`rigcheck.core.estimate.memory.estimate_memory_below`). A training estimate's need is its
-    device total and its capacity the usable memory; a pass needs the need below the capacity and the
-    high end of its range, need / (1 + p10_error) of its class (:func:`need_range`), at or under it:
-    so need <= usable x min(1, 1 + p10_error). None for inference, whose need and capacity are measured
+    device total and its capacity the usable memory; a pass needs the high end of its range at or
+    under the capacity, and no mechanism's spread takes the high end below the need
+    (:func:`spread_of`): so need <= usable. None for inference, whose need and capacity are measured
     otherwise (vLLM: its pool's contents against its share of the GPU)."""
     if not inputs.training:
         return None
-    p10 = float(facts["uncertainty"][uncertainty_class(inputs)]["p10_error"])
-    share = 1 + p10 if -1 < p10 < 0 else 1.0  # a band wholly above the estimate leaves only need < usable
-    return usable * share * (1 + _ROUNDING)
+    return usable * (1 + _ROUNDING)
 
 
 @dataclass(frozen=True)
 class FitVerdict:
     """MEM001's decision for one GPU: ``severity`` is pass | warn | fail; ``low``/``high`` the range of
-    the need from the estimate's measured accuracy (specs/rules/memory.yaml ``uncertainty``)."""
+    the need, the sum of each mechanism's spread (``spread``: bytes below and above the need, by
+    mechanism; specs/rules/memory.yaml ``spread``)."""
 
     severity: str
     need: float  # bytes the workload needs (device basis; vLLM: its pool's contents)
@@ -429,6 +468,7 @@ class FitVerdict:
     usable: float = 0.0
     outside: float = 0.0  # vLLM: beside the pool
     reason: str = ""
+    spread: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def share(self) -> float:
@@ -437,47 +477,77 @@ class FitVerdict:
         return self.need / self.capacity
 
 
-def uncertainty_class(inputs: MemoryInputs) -> str:
-    """Which error band of specs/rules/memory.yaml ``uncertainty`` an estimate takes: the estimator's
-    errors differ by class (training with whole replicas is centred, sharded training runs under)."""
-    if not inputs.training:
-        return "inference"
-    return "training_sharded" if inputs.sharded else "training_replicated"
+def spread_of(estimate: MemoryEstimate, facts: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
+    """Each mechanism at work and how far it may take the need down and up (bytes; specs/rules/memory.yaml
+    ``spread``, fitted on the dev measurements): what a framework keeps for the backward (a share of
+    the saved activations, logits and loss), an inference engine's workspaces (GiB), the caching
+    allocator's reserve (a share of the allocated peak, from measured reserved/allocated ratios) and
+    the CUDA context (the measured range, unless the workload states it). Model states, counted from
+    the shapes, spread nothing. vLLM's pool holds no allocator slack and its context lies outside."""
+    spread, inputs = facts["spread"], estimate.inputs
+    parts: dict[str, tuple[float, float]] = {}
+    if inputs.training:
+        saved = spread["saved_activations"]
+        kept = sum(c.bytes for c in estimate.components if c.at_peak and c.name in saved["components"])
+        parts["saved_activations"] = (
+            kept * min(0.0, float(saved["low"])),
+            kept * max(0.0, float(saved["high"])),
+        )
+    else:
+        workspace = spread["engine_workspace"]
+        parts["engine_workspace"] = (
+            min(0.0, float(workspace["low_gib"])) * GIB,
+            max(0.0, float(workspace["high_gib"])) * GIB,
+        )
+    if _vllm(estimate):
+        return parts
+    if estimate.component("allocator_overhead"):
+        allocator, central = spread["allocator_reserve"], float(facts["runtime"]["allocator_overhead"])
+        parts["allocator_reserve"] = (
+            estimate.allocated * min(0.0, float(allocator["low"]) - central),
+            estimate.allocated * max(0.0, float(allocator["high"]) - central),
+        )
+    if inputs.cuda_context_gib is None:
+        context, value = spread["cuda_context"], estimate.gib("cuda_context")
+        parts["cuda_context"] = (
+            min(0.0, float(context["low_gib"]) - value) * GIB,
+            max(0.0, float(context["high_gib"]) - value) * GIB,
+        )
+    return parts
 
 
 def need_range(estimate: MemoryEstimate, need: float, facts: Mapping[str, Any]) -> tuple[float, float]:
-    """The range the true need lies in, from the estimator's errors on measurements of its class:
-    measured = estimate / (1 + error), the error between its 10th and 90th percentiles."""
-    band = facts["uncertainty"][uncertainty_class(estimate.inputs)]
-    low, high = need / (1 + float(band["p90_error"])), need / (1 + float(band["p10_error"]))
-    return min(low, need), max(
-        high, need
-    )  # a class whose errors all lie on one side keeps the estimate in range
+    """The range the true need lies in: the need with every mechanism's spread (:func:`spread_of`)."""
+    parts = spread_of(estimate, facts).values()
+    return need + sum(low for low, _ in parts), need + sum(high for _, high in parts)
 
 
 def fit_verdict(
     estimate: MemoryEstimate, usable: float, facts: Mapping[str, Any] | None = None
 ) -> FitVerdict:
-    """Fail when even the low end of the need does not fit (or the estimate itself reaches the
-    capacity), warn when the range straddles the capacity, pass when its high end fits. vLLM must also
-    fit its pool plus what lives beside it (context, CUDA graphs) in the whole GPU."""
+    """Fail when the estimate does not fit the capacity, warn when the spread of the mechanisms at work
+    reaches it, pass when the high end fits. vLLM must also fit its pool plus what lives beside it
+    (context, CUDA graphs) in the whole GPU."""
     if facts is None:
         from rigcheck.core.catalog.facts import load_rule_facts
 
         facts = load_rule_facts("memory")
     capacity = capacity_for(estimate, usable, facts)
     need = required_bytes(estimate)
-    low, high = need_range(estimate, need, facts)
+    spread = spread_of(estimate, facts)
+    low = need + sum(down for down, _ in spread.values())
+    high = need + sum(up for _, up in spread.values())
     outside = outside_pool(estimate)
     reasons = []
-    if low > capacity or need >= capacity:
+    if need >= capacity:
         severity = "fail"
         reasons.append(
             "even the low end does not fit" if low > capacity else "the estimate reaches the capacity"
         )
     elif high > capacity:
         severity = "warn"
-        reasons.append("the capacity lies within the estimate's range")
+        widest = max(spread, key=lambda name: spread[name][1])
+        reasons.append(f"the capacity lies within the estimate's range (widest: {widest.replace('_', ' ')})")
     else:
         severity = "pass"
     if outside and capacity + outside > usable:
@@ -487,7 +557,7 @@ def fit_verdict(
             f"CUDA graphs) exceed the GPU's {usable / GIB:.1f} GiB"
         )
     reason = "; ".join(reasons)
-    return FitVerdict(severity, need, capacity, low, high, usable, outside, reason)
+    return FitVerdict(severity, need, capacity, low, high, usable, outside, reason, spread)
 
 
 def passes(estimate: MemoryEstimate, usable: float, facts: Mapping[str, Any] | None = None) -> bool:

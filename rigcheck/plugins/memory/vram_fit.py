@@ -37,9 +37,10 @@ VRAM_FIT = Rule(
         what="Estimates the per-GPU memory of the workload, component by component (weights, gradients, "
         "optimizer states, adapters, saved activations, autocast's weight copies, the loss's logits, gathered "
         "FSDP/ZeRO-3 units, QLoRA dequantisation, backward and optimizer temporaries, KV cache, the allocator, "
-        "the CUDA context), at the moment of the step where it peaks, with a range from the estimator's measured "
-        "accuracy. Fails when even the low end of the range does not fit the GPU's usable VRAM (or the estimate "
-        "reaches it), warns when the range straddles it, passes when its high end fits. For vLLM the budget is "
+        "the CUDA context), at the moment of the step where it peaks, with a range from the spread of the "
+        "mechanisms at work (saved activations, an engine's workspaces, the caching allocator, the CUDA context). "
+        "Fails when the estimate does not fit the GPU's usable VRAM, warns when the range reaches it, passes when "
+        "its high end fits. For vLLM the budget is "
         "the engine's share of the card (gpu_memory_utilization, "
         "{facts:memory.inference.vllm_gpu_memory_utilization} by default), and the CUDA graphs and context "
         "it keeps beside that share must fit in the rest. With pipeline parallelism each stage is estimated on its "
@@ -244,7 +245,11 @@ class VramFitChecker(Checker):
             "model": estimate.arch.name,
             "params_b": round(estimate.arch.params / 1e9, 3),
             "notes": list(memory.notes),
-            **facts["uncertainty"].cite(),
+            "range_from_gib": {
+                name: [round(down / GIB, 3), round(up / GIB, 3)]
+                for name, (down, up) in verdict.spread.items()
+            },
+            **facts["spread"].cite(),
         }
         if verdict.outside:
             evidence["beside_pool_gib"] = round(verdict.outside / GIB, 3)

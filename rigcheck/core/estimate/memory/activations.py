@@ -67,8 +67,13 @@ class BlockModel:
     def trains(self, role: str) -> bool:
         return not self.inputs.frozen_base
 
+    def keeps_quantized_input(self, role: str) -> bool:
+        """bitsandbytes' quantised block linears keep their 16-bit input themselves (MatMul8bitLt; MatMul4Bit
+        before 0.43.2: ``ctx.tensors = (A, B)``); the head is not quantised."""
+        return self.inputs.quantized_linears_keep_input and role != "head"
+
     def saves_input(self, role: str) -> bool:
-        return self.trains(role) or role in self.adapted
+        return self.trains(role) or role in self.adapted or self.keeps_quantized_input(role)
 
     def linear_inputs(self, roles: Iterable[str], x_bytes: int) -> float:
         """Bytes per element of width kept by the linears in ``roles`` that read one activation of
@@ -93,6 +98,8 @@ class BlockModel:
                 own += flow.compute
             else:
                 shared = True
+            if self.inputs.int8_keeps_transposed and self.keeps_quantized_input(role):
+                own += 1  # its own int8 transposed copy of the input (CAt)
         return own + (x_bytes if shared else 0)
 
     # -- the blocks -------------------------------------------------------------------------------
@@ -132,8 +139,11 @@ class BlockModel:
 
     def _o_input(self, tokens: float) -> float:
         """An adapted o_proj keeps its own (cast) input; a trained one reads the attention output."""
-        if "o" not in self.adapted or self.trains("o"):
+        if self.trains("o"):
             return 0.0
+        if "o" not in self.adapted:  # it reads the attention output, kept already; an int8 layer copies it
+            keeps = self.keeps_quantized_input("o") and self.inputs.int8_keeps_transposed
+            return tokens * self.arch.q_dim / self.inputs.tp if keeps else 0.0
         per = self.linear_inputs(("o",), self.flow.compute)
         return per * tokens * self.arch.q_dim / self.inputs.tp
 

@@ -50,6 +50,10 @@ class MemoryInputs:
     )
     offload: str = "none"
     offload_params: bool = False
+    # DeepSpeed's zero_optimization bucket sizes (elements, or "auto"; None: DeepSpeed's default)
+    deepspeed_reduce_bucket: float | str | None = None
+    deepspeed_prefetch_bucket: float | str | None = None
+    deepspeed_max_live: float | None = None
     optimizer_in_backward: bool = False
     lora_rank: int = 0
     lora_targets: tuple[str, ...] = ()
@@ -72,6 +76,10 @@ class MemoryInputs:
     framework: str | None = None
     optimizer_implementation: str = "foreach"  # foreach | fused | for-loop (torch.optim's three)
     qlora_backend: str = "bitsandbytes"  # bitsandbytes | torchao (torchtune's NF4Tensor)
+    # bitsandbytes' quantised linears keep their 16-bit input for the backward (int8; 4-bit before 0.43.2),
+    # and its 8-bit ones an int8 transposed copy of it too (before 0.45.0): memory.yaml bitsandbytes
+    quantized_linears_keep_input: bool = False
+    int8_keeps_transposed: bool = False
     kbit_upcast: bool = False  # PEFT prepare_model_for_kbit_training: 16-bit params not quantised -> fp32
     implied: tuple[str, ...] = field(
         default=()

@@ -48,8 +48,9 @@ def finish(
     context_gib = _context_gib(inputs, runtime)
     items = list(components)
     vllm = inputs.engine == "vllm" and not inputs.training
-    if vllm:  # vLLM's pool is one allocation; the profiler's figures are its own (no allocator slack)
-        reserved = peak
+    own_allocator = not inputs.training and inputs.engine in runtime["engines_without_caching_allocator"]
+    if vllm or own_allocator:  # vLLM's pool is one allocation, its profiler's figures its own; TensorRT,
+        reserved = peak  # ggml and TVM allocate what they planned: no caching allocator's slack
     else:
         reserved = peak * (1 + overhead)
         items.append(

@@ -126,6 +126,7 @@ class Training:
             self._deepspeed_states()
         else:
             self._torch_states()
+        self.zero3_reduce_bucket()
         if self.i.precision == "fp8-mixed":
             params = self.shards.params / (self.shards.shard if self.i.sharded_params else 1)
             self.state(
@@ -455,7 +456,8 @@ class Training:
             return 0.0
         if i.zero >= 3:
             factor = self.facts["model_states"]["deepspeed_zero3_gather_factor"]
-            return factor * self.arch.largest_module_params / i.tp
+            largest = self.arch.largest_module_params / i.tp
+            return factor * largest + self.gather_bytes * self.zero3_prefetch(largest)
         compute = self.gather_bytes
         if i.task == "qlora":  # 4-bit blocks gather packed (bitsandbytes quant_storage), the root in 16 bits
             bits = self.facts["quantization_bits"]
@@ -463,6 +465,50 @@ class Training:
             packed = s.block_linear_per_layer * float(bits[key]) / 8 + (s.unit - s.block_linear_per_layer) * 2
             return roots * (4 if i.kbit_upcast else 2) * s.root + blocks * packed
         return compute * (roots * s.root + blocks * s.unit)
+
+    def zero3_bucket(self, stated: float | str | None, key: str, auto: str) -> float:
+        """A DeepSpeed bucket size in elements: the stated number, "auto" (the Trainer's multiple of
+        hidden x hidden), or DeepSpeed's default (specs/rules/memory.yaml deepspeed_zero3)."""
+        zero3 = self.facts["deepspeed_zero3"]
+        if stated is None:
+            return float(zero3[key])
+        if stated == "auto":
+            return float(zero3[auto]) * self.arch.hidden**2
+        return float(stated)
+
+    def zero3_prefetch(self, largest: float) -> float:
+        """Elements ZeRO-3 gathers ahead of the module computing: the prefetch bucket, within what
+        stage3_max_live_parameters leaves beside that module (partitioned_param_coordinator.py)."""
+        i = self.i
+        bucket = self.zero3_bucket(
+            i.deepspeed_prefetch_bucket,
+            "stage3_prefetch_bucket_size",
+            "auto_prefetch_bucket_size_per_hidden_squared",
+        )
+        most = i.deepspeed_max_live
+        if most is None:
+            most = float(self.facts["deepspeed_zero3"]["stage3_max_live_parameters"])
+        return max(0.0, min(bucket, most - largest))
+
+    def zero3_reduce_bucket(self) -> None:
+        """ZeRO-3's gradient bucket: reduce_bucket_size elements in the communication dtype, allocated
+        at start-up and kept (stage3.py _setup_for_real_optimizer)."""
+        i = self.i
+        if i.zero < 3:
+            return
+        elements = self.zero3_bucket(
+            i.deepspeed_reduce_bucket, "reduce_bucket_size", "auto_reduce_bucket_size_per_hidden_squared"
+        )
+        size = 4 if self.fp32 else 2
+        setting = "reduce_bucket_size" + (
+            " auto (hidden x hidden)" if i.deepspeed_reduce_bucket == "auto" else ""
+        )
+        self.state(
+            "reduce_bucket",
+            elements * size,
+            f"ZeRO-3's gradient bucket: {elements:,.0f} elements ({setting}) x {size} B",
+            "temporaries",
+        )
 
     @property
     def gather_bytes(self) -> int:
@@ -750,7 +796,7 @@ class Training:
                 "gathered_params",
                 gathered,
                 "FSDP: the root unit + the blocks being gathered, in the gather dtype (FSDP2 all-gather buffers "
-                "and their copy-out; ZeRO-3: DeepSpeed's 4 B x the largest module)",
+                "and their copy-out; ZeRO-3: DeepSpeed's 4 B x the largest module and the prefetch bucket)",
                 "transient",
                 "parameters",
             ),

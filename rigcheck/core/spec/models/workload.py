@@ -17,6 +17,7 @@ from rigcheck.core.spec.fields import (
     Quantity,
     SpecModel,
     StringMap,
+    VersionString,
     Whole,
     choice_pattern,
     spec_name_field,
@@ -310,6 +311,30 @@ class Batch(SpecModel):
     seq_len: Tokens | None = Field(None, description="Tokens per sequence.")
 
 
+#: A DeepSpeed bucket size: elements, or "auto" (the Hugging Face Trainer and accelerate size it from the
+#: model's hidden width; specs/rules/memory.yaml deepspeed_zero3).
+BucketSize = Annotated[float, Number(ge=0, le=1e13)] | Literal["auto"]
+
+
+class DeepSpeedZero(SpecModel):
+    """The ``zero_optimization`` settings of a DeepSpeed config that size its GPU buffers (stage 3)."""
+
+    reduce_bucket_size: BucketSize | None = Field(
+        None,
+        description="Elements of the gradient bucket ZeRO-3 keeps on the GPU (16-bit): a number or auto. "
+        "Unset: the framework's (auto for the Hugging Face Trainer and frameworks on it), else DeepSpeed's 5e8.",
+    )
+    stage3_prefetch_bucket_size: BucketSize | None = Field(
+        None,
+        description="Elements of parameters ZeRO-3 gathers ahead of the module that needs them: a number or auto. "
+        "Unset: the framework's, else DeepSpeed's 5e7.",
+    )
+    stage3_max_live_parameters: Annotated[float, Number(ge=0, le=1e13)] | None = Field(
+        None,
+        description="Most gathered parameter elements resident at once (bounds prefetching). Unset: 1e9.",
+    )
+
+
 class Parallelism(SpecModel):
     """Data, tensor, pipeline, sequence and expert parallelism; ZeRO / FSDP sharding and offload."""
 
@@ -335,6 +360,10 @@ class Parallelism(SpecModel):
     )
     offload_params: bool = Field(
         False, description="Offload parameters too (ZeRO-3 / FSDP), not only optimizer states."
+    )
+    deepspeed: DeepSpeedZero | None = Field(
+        None,
+        description="DeepSpeed's bucket settings (its config's zero_optimization keys), for ZeRO-3's buffers.",
     )
 
     @property
@@ -518,6 +547,17 @@ class Inference(SpecModel):
     )
 
 
+class Versions(SpecModel):
+    """Versions of the libraries whose memory behaviour changed between releases (the newest behaviour
+    when unset)."""
+
+    bitsandbytes: VersionString | None = Field(
+        None,
+        description="bitsandbytes.__version__: before 0.43.2 its 4-bit layers kept their 16-bit input for the "
+        "backward (QLoRA); before 0.45.0 its 8-bit layers also kept an int8 copy of it.",
+    )
+
+
 class Launcher(SpecModel):
     """How the processes are started."""
 
@@ -582,6 +622,7 @@ class Workload(SpecModel):
     run: Run | None = None
     inference: Inference | None = None
     launcher: Launcher | None = None
+    versions: Versions | None = None
     framework: (
         Annotated[
             str,
