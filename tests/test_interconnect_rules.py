@@ -164,3 +164,31 @@ def test_export_variants_have_cut_nvlink(check) -> None:  # type: ignore[no-unty
     )
     assert (a100.evidence["busbw_gbps"], a800.evidence["busbw_gbps"]) == (240.0, 160.0)
     assert a800.evidence["ratio"] == pytest.approx(1.5 * a100.evidence["ratio"], abs=0.002)
+
+
+@pytest.mark.parametrize(
+    ("count", "interconnect", "busbw"),
+    [
+        (
+            8,
+            "    gpu_interconnect: {kind: infinity-fabric}\n",
+            318.976,
+        ),  # 7 links x 64 GB/s = 448 each way x 0.712
+        (8, "", 318.976),  # an OAM MI300X with no interconnect declared has its xGMI mesh
+        (2, "    gpu_interconnect: {kind: xgmi}\n", 45.568),  # two GPUs share one link: 64 GB/s x 0.712
+    ],
+)
+def test_amd_infinity_fabric_is_a_mesh_of_links(check, count: int, interconnect: str, busbw: float) -> None:  # type: ignore[no-untyped-def]
+    """Issue 47: an MI300X node's TP traffic runs over xGMI, not PCIe 5.0 (50.4 GB/s). The MI300X has 7
+    links of 128 GB/s (64 each way), one to each other GPU of the node: g GPUs use g - 1 of them, up to
+    the 896 GB/s total (448 each way); x 0.712, the share RCCL's all-reduce reached on 8 MI300X in AMD's
+    measurement (318.98 GB/s busbw: the 8-GPU case comes out at the measured figure; AMD measured 45.21 GB/s
+    on its slowest single link, against 45.6 here)."""
+    report = check(
+        rig(f"{{model: MI300X, count: {count}}}", interconnect),
+        workload(f"{{tp: {count}}}", model="llama-3-70b"),
+        select=("ICX001",),
+    )
+    finding = only(report, "ICX001")
+    assert finding.evidence["busbw_gbps"] == pytest.approx(busbw, abs=0.005)  # printed to 2 decimals
+    assert "infinity-fabric" in finding.message or "infinity-fabric" in str(finding.evidence)

@@ -240,3 +240,79 @@ class TestSubnets:
             "role: management}]\n"
         )
         assert one(check(rig(a, extra_nodes=b), select=("NET007",)), "NET007").severity is Severity.PASS
+
+
+class TestTheLinksNcclUses:
+    """Issue 47: the step-time model and NET001-NET003 time and judge the links NCCL uses between nodes
+    (rigcheck.core.estimate.network.nccl_choice), as NCCL picks them: IB verbs on the RDMA ports
+    NCCL_IB_HCA selects, else TCP sockets on the interfaces NCCL_SOCKET_IFNAME selects, whatever the
+    rig calls them, spread over the fastest (NVIDIA/nccl src/plugin/net.cc, src/misc/socket.cc)."""
+
+    PORTS = (
+        "    network:\n"
+        "      - {kind: ethernet, gbps: 100, count: 2, role: compute, interface: 'enp65s0f0,enp65s0f1'}\n"
+        "      - {kind: ethernet, gbps: 1, count: 1, role: management, interface: eno1}\n"
+    )
+
+    def node(self, env: str) -> str:
+        return self.PORTS + (f"    software: {{env: {{{env}}}}}\n" if env else "")
+
+    def path(self, env: str) -> float:
+        from tests.test_speed_model import on_rig
+
+        network = on_rig(rig(self.node(env)), workload()).topology.network
+        assert network is not None
+        return network.busbw_gbps
+
+    def test_the_management_port_named_is_the_path(self, check) -> None:  # type: ignore[no-untyped-def]
+        """2 x 100 Gb/s x 0.6 (TCP) = 15 GB/s per node; eno1 alone: 1 Gb/s / 8 x 0.6 = 0.075 GB/s."""
+        assert self.path("") == pytest.approx(15.0)
+        assert self.path("NCCL_SOCKET_IFNAME: enp65s0f") == pytest.approx(15.0)
+        assert self.path("NCCL_SOCKET_IFNAME: eno1") == pytest.approx(0.075)
+        assert self.path("NCCL_SOCKET_IFNAME: '^eno'") == pytest.approx(15.0)
+        report = check(rig(self.node("NCCL_SOCKET_IFNAME: eno1")), workload(), select=("NET002", "NET003"))
+        net003 = one(report, "NET003")
+        assert (
+            net003.severity is Severity.FAIL
+            and "management port" in net003.message
+            and "100x" in net003.message
+        )
+        net002 = one(report, "NET002")
+        assert net002.severity is Severity.FAIL and "1 Gb/s per node" in net002.message
+
+    def test_the_data_ports_named_pass(self, check) -> None:  # type: ignore[no-untyped-def]
+        report = check(rig(self.node("NCCL_SOCKET_IFNAME: enp65s0f")), workload(), select=("NET003",))
+        assert one(report, "NET003").severity is Severity.PASS
+
+    def test_rdma_first_and_its_hca_list(self) -> None:
+        """8 x 400 Gb/s InfiniBand x 0.85 = 340 GB/s; NCCL_IB_HCA naming two HCAs: 85 GB/s; one that
+        matches none: NCCL falls back to sockets (the 100 Gb/s port: 7.5 GB/s); NCCL_IB_DISABLE: the same."""
+        from tests.test_speed_model import on_rig
+
+        ports = (
+            "    network:\n"
+            "      - {kind: infiniband, rate: ndr, count: 8, role: compute, interface: "
+            "'mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7'}\n"
+            "      - {kind: ethernet, gbps: 100, count: 1, role: compute, interface: eth0}\n"
+        )
+
+        def busbw(env: str) -> float:
+            node = ports + (f"    software: {{env: {{{env}}}}}\n" if env else "")
+            network = on_rig(rig(node), workload()).topology.network
+            assert network is not None
+            return network.busbw_gbps
+
+        assert busbw("") == pytest.approx(340.0)
+        assert busbw("NCCL_IB_HCA: '=mlx5_0,mlx5_1'") == pytest.approx(340.0 / 8 * 2)
+        assert busbw("NCCL_IB_HCA: mlx4") == pytest.approx(7.5)
+        assert busbw("NCCL_IB_DISABLE: '1'") == pytest.approx(7.5)
+
+
+def test_nccl_reads_caret_then_equals_once_each() -> None:
+    """``^=a`` excludes exactly ``a``; ``=^a`` is the literal name ``^a`` (NVIDIA/nccl ncclOsFindInterfaces)."""
+    assert not InterfaceList.parse("^=eth0").matches("eth0") and InterfaceList.parse("^=eth0").matches(
+        "eth01"
+    )
+    assert InterfaceList.parse("=^eth0").matches("^eth0") and not InterfaceList.parse("=^eth0").matches(
+        "eth0"
+    )

@@ -22,7 +22,7 @@ from rigcheck.core.engine.views import GpuView, NodeView
 class Link:
     """The GPU-to-GPU link of a node: its kind, per-GPU bandwidth and the all-reduce bus bandwidth."""
 
-    kind: str  # nvswitch | nvlink | nvlink-bridge | pcie | none
+    kind: str  # nvswitch | nvlink | nvlink-bridge | infinity-fabric | pcie | none
     unidirectional_gbps: float  # GB/s per direction per GPU on the link
     busbw_gbps: float  # expected all-reduce bus bandwidth, GB/s
     p2p: bool
@@ -74,11 +74,13 @@ def intra_node_link(node: NodeView, gpu: GpuView, facts: Mapping[str, Any]) -> L
     efficiency = float(facts["bus_bandwidth"]["efficiency"])
     interconnect = node.spec.gpu_interconnect
     nvlink = gpu.facts.nvlink if gpu.facts.nvlink not in (None, "none") else None
-    kind = (
-        interconnect.kind
-        if interconnect is not None
-        else ("nvlink" if nvlink and gpu.facts.form_factor in ("SXM", "OAM") else "pcie")
-    )
+    fabric = gpu.facts.infinity_fabric
+    if interconnect is not None:
+        kind = interconnect.kind
+    elif nvlink and gpu.facts.form_factor in ("SXM", "OAM"):
+        kind = "nvlink"
+    else:
+        kind = "infinity-fabric" if fabric and gpu.facts.form_factor == "OAM" else "pcie"
     pcie = node.spec.pcie
     gen = pcie.gen if pcie else (gpu.facts.pcie.gen if gpu.facts.pcie else 4)
     lanes = pcie.lanes_per_gpu if pcie else 16
@@ -96,6 +98,9 @@ def intra_node_link(node: NodeView, gpu: GpuView, facts: Mapping[str, Any]) -> L
             f"{kind} {total:g} GB/s per GPU ({rate:g} GB/s each way) x {efficiency:g} bus efficiency",
             True,
         )
+    if kind == "infinity-fabric" and (fabric or override):
+        xgmi = float(facts["bus_bandwidth"]["infinity_fabric_efficiency"])
+        return _infinity_fabric(node, fabric or {}, override, xgmi)
     if kind == "nvlink-bridge" and node.gpus_per_node == 2:
         total = float(override or bridge_gbps(gpu.facts.id) or 0)
         if total:
@@ -114,6 +119,27 @@ def intra_node_link(node: NodeView, gpu: GpuView, facts: Mapping[str, Any]) -> L
     if not p2p:
         how += f" x {factor:g} (no peer-to-peer: through host memory)"
     return Link("pcie", pcie_rate, busbw, p2p, how, False)
+
+
+def _infinity_fabric(
+    node: NodeView, fabric: Mapping[str, Any], override: float | None, efficiency: float
+) -> Link:
+    """AMD's xGMI joins every pair of a node's GPUs by a link of its own (a full mesh, no switch): a
+    collective among g GPUs runs over g - 1 links per GPU, each at ``peer_to_peer_gbps`` per
+    direction, up to the GPU's total (its bidirectional total / 2); RCCL reaches ``efficiency`` of it
+    (AMD's measurement, specs/rules/interconnect.yaml)."""
+    total = float(override or fabric.get("total_bidirectional_gbps") or 0)
+    rate = total / 2
+    peer = fabric.get("peer_to_peer_gbps")
+    how = f"infinity-fabric {total:g} GB/s per GPU ({rate:g} GB/s each way)"
+    if peer and not override:
+        links = max(1, node.gpus_per_node - 1)
+        if links * float(peer) < rate:
+            rate = links * float(peer)
+            how = f"infinity-fabric: {links} link(s) to the node's other GPUs x {float(peer):g} GB/s each way"
+    return Link(
+        "infinity-fabric", rate, rate * efficiency, True, f"{how} x {efficiency:g} bus efficiency", True
+    )
 
 
 def link_gbit_per_s(link: Any) -> float | None:

@@ -133,7 +133,7 @@ class StepTime:
         out = [("compute", self.compute_seconds)]
         if self.bubble_seconds:
             out.append(("pipeline bubble", self.bubble_seconds))
-        if self.collectives:
+        if self.collectives and not self.untimed:  # a collective over no known path is not timed at 0 s
             out.append(("exposed communication", self.exposed[0]))
         return out
 

@@ -22,8 +22,6 @@ from typing import Any
 
 from rigcheck.core.estimate.links import intra_node_link, link_gbit_per_s
 
-RDMA_KINDS = ("infiniband", "roce", "efa", "omni-path")
-
 
 @dataclass(frozen=True)
 class Path:
@@ -62,32 +60,35 @@ class Topology:
 
 
 def network_path(node: Any, facts: Mapping[str, Any]) -> Path | None:
-    """The node's compute network as one path: each link's line rate x ports x the efficiency of
-    its transport."""
+    """The node's network as NCCL uses it (:func:`rigcheck.core.estimate.network.nccl_choice`): each
+    chosen link's line rate x ports x the efficiency of its transport (RDMA, RDMA staged through host
+    memory, TCP sockets)."""
+    from rigcheck.core.estimate.network import nccl_choice
+
     efficiency = facts["network_efficiency"]
     latency = facts["latency_us"]
-    total, parts, kinds = 0.0, [], set()
-    for link in node.spec.network or ():
-        if link.role not in (None, "compute", "any"):
-            continue
+    choice = nccl_choice(node)
+    total, parts = 0.0, []
+    for link in choice.links:
         rate = link_gbit_per_s(link)
         if not rate:
             continue
-        if link.kind in RDMA_KINDS:
+        if choice.transport == "ib":
             transport = "rdma" if link.gpudirect_rdma is not False else "rdma_without_gpudirect"
         else:
             transport = "tcp"
-        kinds.add(transport)
         share = float(efficiency[transport])
         total += rate * link.count / 8 * share
         label = {"rdma": "RDMA", "rdma_without_gpudirect": "RDMA through host memory", "tcp": "TCP"}[
             transport
         ]
-        parts.append(f"{link.count} x {rate:g} Gb/s {link.kind} ({label}, x {share:g})")
+        role = f", the {link.role} port" if link.role not in (None, "compute", "any") else ""
+        parts.append(f"{link.count} x {rate:g} Gb/s {link.kind} ({label}, x {share:g}{role})")
     if not total:
         return None
-    floor = float(latency["tcp"] if "tcp" in kinds else latency["rdma"])
-    return Path(total, floor, " + ".join(parts) + " per node", True)
+    floor = float(latency["tcp"] if choice.transport == "socket" else latency["rdma"])
+    chosen_by = f" ({choice.why})" if "NCCL_" in choice.why else ""
+    return Path(total, floor, " + ".join(parts) + " per node" + chosen_by, True)
 
 
 def topology_of(node: Any, gpu: Any, facts: Mapping[str, Any], interconnect: Mapping[str, Any]) -> Topology:

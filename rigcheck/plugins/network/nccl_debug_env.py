@@ -16,7 +16,7 @@ from rigcheck.core.engine.findings import Finding, Severity
 from rigcheck.core.engine.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.engine.rules import Rule, RuleDocs
 from rigcheck.core.estimate.links import peer_to_peer
-from rigcheck.core.estimate.topology import RDMA_KINDS
+from rigcheck.core.estimate.network import RDMA_KINDS
 
 DEBUG_SWITCHES = Rule(
     code="NET004",

@@ -13,8 +13,8 @@ from rigcheck.core.engine.context import CheckContext, NodeView
 from rigcheck.core.engine.findings import Finding, Severity
 from rigcheck.core.engine.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.engine.rules import Rule, RuleDocs
-from rigcheck.core.estimate.network import InterfaceList, declared_interfaces
-from rigcheck.core.estimate.topology import RDMA_KINDS
+from rigcheck.core.estimate.links import link_gbit_per_s
+from rigcheck.core.estimate.network import RDMA_KINDS, InterfaceList, declared_interfaces, nccl_choice
 
 _ENV_DOCS = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"
 
@@ -28,15 +28,24 @@ INTERFACES = Rule(
         "NCCL's syntax (prefix; `=` exact; `^` exclude; `:port` on HCAs), against the interface names the "
         "node's `network` links declare. Fails when the variable selects none of them; warns when some entries "
         "of an include list select nothing on any of the rig's nodes (a typo NCCL ignores silently; an entry "
-        "for another node's interface, as in `eno1,eth0` for nodes named differently, is not one).",
+        "for another node's interface, as in `eno1,eth0` for nodes named differently, is not one). Also fails "
+        "when, with no RDMA transport in use, `NCCL_SOCKET_IFNAME` puts NCCL's traffic on a management (storage, "
+        "frontend) port or on ports slower than the node's ports for GPU traffic: the step-time model times "
+        "the collectives over the ports NCCL uses.",
         why="With no matching socket interface NCCL stops with 'Bootstrap : no socket interface found'; with no "
         "matching HCA it falls back to TCP sockets and runs at a fraction of the fabric's speed. A prefix such "
-        "as `eth` does not match `enp170s0f0`.",
+        "as `eth` does not match `enp170s0f0`. NCCL's socket transport uses only the interfaces the variable "
+        "selects: naming the 1 GbE management port puts a job planned for 100 GbE on 1 Gb/s (NVIDIA/nccl "
+        "#1581: a 1 GbE and a 10 GbE port, traffic on the slower).",
         example="```yaml\nnetwork: [{kind: ethernet, interface: enp170s0f0}]\nsoftware: {env: {NCCL_SOCKET_IFNAME: "
         "eth0}}   # NET003\n```",
         fix="Set the variable to the names `ip -br link` (sockets) and `ibv_devices` (HCAs) print, or declare the "
         "interfaces on the node's network links.",
-        references=(_ENV_DOCS, "docs/research/rules_facts.md NET-1"),
+        references=(
+            _ENV_DOCS,
+            "docs/research/rules_facts.md NET-1",
+            "https://github.com/NVIDIA/nccl/issues/1581",
+        ),
     ),
 )
 
@@ -50,6 +59,38 @@ def _hca_names(node: NodeView) -> list[str]:
         for part in link.interface.split(",")
         if part.strip()
     ]
+
+
+def _data_port_names(node: NodeView) -> str:
+    return ", ".join(
+        part.strip()
+        for link in node.spec.network or ()
+        if link.role in (None, "compute", "any") and link.interface
+        for part in link.interface.split(",")
+        if part.strip()
+    )
+
+
+def _slower_than_the_data_ports(node: NodeView) -> str:
+    """Why NCCL's socket traffic takes a slower road than the node's ports for GPU traffic, or "": a
+    management (storage, frontend) port chosen, or chosen ports slower than the data ports."""
+    choice = nccl_choice(node)
+    if choice.transport != "socket" or not choice.links:
+        return ""
+    data = [link for link in node.spec.network or () if link.role in (None, "compute", "any")]
+    fastest = max((link_gbit_per_s(link) or 0.0 for link in data), default=0.0)
+    chosen = max(link_gbit_per_s(link) or 0.0 for link in choice.links)
+    if not choice.management and chosen >= fastest:
+        return ""
+    what = (
+        f"the {choice.management[0].role} port ({chosen:g} Gb/s)"
+        if choice.management
+        else f"ports of {chosen:g} Gb/s"
+    )
+    return (
+        f"NCCL's traffic between nodes takes {what} where the node's ports for GPU traffic run at "
+        f"{fastest:g} Gb/s each ({fastest / max(chosen, 1e-9):,.0f}x faster)"
+    )
 
 
 class NcclInterfacesChecker(PerNodeChecker):
@@ -125,6 +166,18 @@ class NcclInterfacesChecker(PerNodeChecker):
                 subject=subject,
                 fix=f"set {variable} to one of: {declared}",
             )
+        if variable == "NCCL_SOCKET_IFNAME":
+            slow = _slower_than_the_data_ports(node)
+            if slow:
+                return INTERFACES.failed(
+                    f"{variable}='{value}' selects {', '.join(selected)}: {slow}",
+                    location=where,
+                    related=related,
+                    evidence=evidence,
+                    subject=subject,
+                    fix=f"set {variable} to the data ports ({_data_port_names(node) or 'name them in network'}), "
+                    "or unset it",
+                )
         unmatched = parsed.unmatched_entries(names)
         # one environment shared by nodes with different names (NCCL's advice: "eno1,eth0"): an entry that
         # selects another node's interface is not a typo

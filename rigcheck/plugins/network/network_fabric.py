@@ -18,6 +18,7 @@ from rigcheck.core.engine.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.engine.rules import Rule, RuleDocs
 from rigcheck.core.engine.workload_on_rig import job_nodes, rig_gpu_nodes
 from rigcheck.core.estimate.links import link_gbit_per_s
+from rigcheck.core.estimate.network import nccl_choice
 from rigcheck.core.spec.models.workload import Workload
 from rigcheck.core.spec.numbers import fmt
 
@@ -102,11 +103,8 @@ class NetworkFabricChecker(WorkloadOnRigChecker):
             yield NO_FABRIC.skipped(told, location=where, subject=ctx.subject, fix=fix)
             yield SHARDED_BANDWIDTH.skipped(told, location=where, subject=ctx.subject, fix=fix)
             return
-        links = [
-            (index, link)
-            for index, link in enumerate(node.spec.network or ())
-            if link.role in (None, "compute", "any")
-        ]
+        choice = nccl_choice(node)  # the links NCCL's traffic takes (the step-time model's path too)
+        links = list(enumerate(choice.links))
         node_at = ctx.rig_at(f"{node.pointer}/network")
         if not links:
             declared = ", ".join(f"{link.kind} ({link.role})" for link in node.spec.network or ()) or "none"
@@ -122,7 +120,11 @@ class NetworkFabricChecker(WorkloadOnRigChecker):
         rates = [(link_gbit_per_s(link), link) for _, link in links]
         known = [(rate, link) for rate, link in rates if rate]
         total = sum(rate * link.count for rate, link in known)
-        described = " + ".join(f"{link.count} x {fmt(rate)} Gb/s {link.kind}" for rate, link in known)
+        described = " + ".join(
+            f"{link.count} x {fmt(rate)} Gb/s {link.kind}"
+            + (f" {link.role} port" if link.role not in (None, "compute", "any") else "")
+            for rate, link in known
+        ) + (f", chosen by {choice.why}" if "NCCL_" in choice.why else "")
         if not known:
             yield NO_FABRIC.skipped(
                 f"{used} nodes joined by {', '.join(link.kind for _, link in rates)} of unknown rate",

@@ -275,7 +275,7 @@ class HbmBandwidthChecker(Checker):
         parts = ", ".join(f"{name} {fmt(seconds, 3)} s" for name, seconds in step.parts())
         exposed = ""
         if step.untimed:
-            exposed = f"; communication not timed: {step.untimed[0].over}"
+            exposed = f"; communication not timed: {step.untimed[0].over}, so the step takes at least this"
         elif step.collectives:
             worst = max(step.collectives, key=lambda item: item.seconds)
             exposed = f"; largest transfer: {worst.describe()}"
@@ -321,6 +321,15 @@ class HbmBandwidthChecker(Checker):
                 f"plan about {fmt(hours.default, 0)} h, or cut the communication: a faster network or NVLink, "
                 f"more gradient accumulation (fewer synchronisations per token), FSDP hybrid_shard or ZeRO-2 "
                 f"(shard within a node), or fewer, larger nodes"
+            )
+        if step.untimed and not hours.low > hours_planned:
+            return TRAINING_TIME.skipped(
+                f"not checked: the communication is not timed, and the compute alone fits the plan; {told}; "
+                f"planned {fmt(hours_planned)} h",
+                location=where,
+                evidence=evidence,
+                fix="declare the network between the nodes (nodes[].network) so that its collectives can be timed",
+                **where_gpu,
             )
         if hours.low > hours_planned and upper_bound:
             return TRAINING_TIME.warned(
