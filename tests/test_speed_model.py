@@ -590,3 +590,23 @@ def test_no_collective_is_timed_over_no_network(check) -> None:  # type: ignore[
     short = FSDP_8B_JOB.replace("run: {hours: 12}", "run: {hours: 1}")
     [missed] = findings(check(no_network, short, select=("BW003",)), "BW003")
     assert missed.severity is Severity.FAIL  # 1e9 tokens at compute speed alone take more than 1 h
+
+
+@pytest.mark.parametrize(("gpu", "ratio"), [("H100 SXM", 989.4 / 1978.9), ("A100 SXM 80GB", 1.0)])
+def test_an_fp8_model_prefills_at_the_fp8_rate_of_a_gpu_that_has_one(gpu: str, ratio: float) -> None:
+    """Issue 47: FP8 checkpoints (vLLM's Fp8LinearMethod) run FP8 GEMMs: Llama-3-8B, one 4,096-token
+    prompt on one GPU, prefill = FLOPs / (peak x MFU), so the FP8 model's prefill is the bf16 one's x
+    989.4 / 1,978.9 on an H100; an A100 has no FP8 tensor cores (weight-only FP8) and keeps the bf16 rate."""
+    one_gpu = rig(f"{{model: {gpu}, count: 1}}")
+
+    def prefill(quantization: str) -> float:
+        job = workload(
+            "llama-3-8b",
+            "inference",
+            f"precision: bf16\n{quantization}inference: {{engine: vllm, prompt_len: 4096, output_len: 64}}\n",
+        )
+        decode = on_rig(one_gpu, job).estimate.decode
+        assert decode is not None and decode.serving.prefill_seconds is not None
+        return decode.serving.prefill_seconds[0]
+
+    assert prefill("quantization: fp8\n") == pytest.approx(prefill("") * ratio, rel=1e-9)

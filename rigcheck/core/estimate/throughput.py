@@ -167,6 +167,16 @@ def peak_tflops(gpu: GpuSpec, precision: str) -> tuple[float | None, str]:
     return None, "none"
 
 
+def serving_peak(gpu: GpuSpec, inputs: MemoryInputs) -> tuple[float | None, str]:
+    """The tensor peak a served model's GEMMs run at: FP8 where its weights are FP8 and the GPU has FP8
+    tensor cores (vLLM's and TensorRT-LLM's FP8 checkpoints quantise the activations too and call FP8
+    GEMMs: vLLM ``Fp8LinearMethod``, cutlass_scaled_mm); weight-only schemes (AWQ, GPTQ, NF4) dequantise
+    to 16 bits and run at the precision's peak, as does FP8 on a GPU without FP8 (Ampere: weight-only)."""
+    if inputs.quantization == "fp8" and gpu.fp8_dense_tflops:
+        return float(gpu.fp8_dense_tflops), "fp8_dense_tflops"
+    return peak_tflops(gpu, inputs.precision)
+
+
 def matmul_params(inputs: MemoryInputs) -> float:
     """Parameters that take part in matmuls for one token (blocks, active experts only, and the LM head)."""
     arch = inputs.arch
@@ -242,7 +252,7 @@ def decode_speed(
 ) -> DecodeSpeed | None:
     """Decode speed per sequence and in aggregate, and the prefill's time to first token
     (:mod:`rigcheck.core.estimate.decoding`)."""
-    peak, _ = peak_tflops(gpu, inputs.precision)
+    peak, _ = serving_peak(gpu, inputs)
     active = matmul_params(inputs)  # the whole model's, for one token
     pipelined = (engine or "") in tuple(facts["decode_mbu"]["pipelining_engines"])
     serving = serving_speed(

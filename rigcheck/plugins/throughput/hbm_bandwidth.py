@@ -15,6 +15,7 @@ from rigcheck.core.engine.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.engine.rules import Rule, RuleDocs
 from rigcheck.core.estimate.estimate import WorkloadEstimate, run_tokens_with_origin
 from rigcheck.core.estimate.targets import against_target
+from rigcheck.core.estimate.throughput import serving_peak
 from rigcheck.core.spec.models.workload import Workload
 from rigcheck.core.spec.numbers import fmt
 
@@ -227,9 +228,12 @@ class HbmBandwidthChecker(Checker):
             **notes,
             **mfu.cite(),
         }
+        peak, field = serving_peak(gpu.facts, inputs)
+        evidence["peak_tflops"], evidence["peak_field"] = peak, field
         told = (
             f"prefill of {speed.serving.prompt_tokens:,} tokens about {fmt(ttft.default, 0)} ms "
-            f"({fmt(ttft.low, 0)}-{fmt(ttft.high, 0)}) on {gpus} x {gpu.facts.name} (MFU {mfu['default']:g}"
+            f"({fmt(ttft.low, 0)}-{fmt(ttft.high, 0)}) on {gpus} x {gpu.facts.name} (MFU {mfu['default']:g} of "
+            f"{fmt(peak or 0)} TFLOPS, {field}"
             + (", with its tensor-parallel all-reduces" if inputs.tp > 1 else "")
             + ")"
         )
