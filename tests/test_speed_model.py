@@ -26,7 +26,7 @@ from rigcheck.core.estimate.decoding import expert_share_read
 from rigcheck.core.estimate.estimate import estimate_workload
 from rigcheck.core.estimate.gpu_speed import clock_share, speed_facts
 from rigcheck.core.estimate.memory import MemoryInputs, estimate_memory
-from rigcheck.core.estimate.steptime import collectives, hfu_for, step_time
+from rigcheck.core.estimate.steptime import collectives, exposed_seconds, hfu_for, step_time
 from rigcheck.core.estimate.topology import Path, Topology, topology_of
 from rigcheck.core.spec.documents import parse_spec
 
@@ -610,3 +610,32 @@ def test_an_fp8_model_prefills_at_the_fp8_rate_of_a_gpu_that_has_one(gpu: str, r
         return decode.serving.prefill_seconds[0]
 
     assert prefill("quantization: fp8\n") == pytest.approx(prefill("") * ratio, rel=1e-9)
+
+
+def test_zero_1_and_2_all_gather_after_the_step_and_reduce_on_the_compute_stream() -> None:
+    """Issue 47: DeepSpeed ZeRO-1/2 all-gather the updated 16-bit partitions inside step(), after the
+    optimizer (stage_1_and_2.py: all_gather_dp_groups), with no compute left to hide them; the gradient
+    reduce-scatter overlaps the backward only with overlap_comm, off by default below stage 3
+    (config.py overlap_comm_valid). ZeRO-2 over 16 ranks, 2 micro-batches: each micro-batch reduce-scatters
+    the 16-bit gradients, one all-gather after the step; exposed = all of it, or the all-gather and what
+    the compute does not hide of the reduce-scatters."""
+    inputs = replace(fsdp_inputs(2), fsdp=None, zero=2)
+    items = collectives(inputs, TWO_H100_NODES)
+    assert [(item.kind, item.calls, item.overlappable) for item in items] == [
+        ("reduce-scatter", 2, False),
+        ("all-gather", 1, False),
+    ]
+    assert [item.bytes_per_call for item in items] == [2 * L3_8B_PARAMS] * 2
+    compute = 10.0
+    assert exposed_seconds(items, compute, 2, 2 / 3, 0.8) == pytest.approx(sum(i.seconds for i in items))
+    overlapped = collectives(replace(inputs, deepspeed_overlap_comm=True), TWO_H100_NODES)
+    reduce, gather = overlapped
+    assert reduce.overlappable and reduce.every_micro_batch and not gather.overlappable
+    assert exposed_seconds(overlapped, compute, 2, 2 / 3, 0.8) == pytest.approx(
+        gather.seconds + max(0.0, reduce.seconds - 0.8 * compute)
+    )
+    zero1 = collectives(replace(inputs, zero=1), TWO_H100_NODES)
+    assert [(item.kind, item.calls, item.every_micro_batch) for item in zero1] == [
+        ("reduce-scatter", 1, False),
+        ("all-gather", 1, False),
+    ]

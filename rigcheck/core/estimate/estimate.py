@@ -230,6 +230,7 @@ def memory_inputs(workload: Any, arch: Architecture, *, gpus_per_node: int = 8) 
         offload=par.offload,
         offload_params=par.offload_params,
         deepspeed_max_live=max_live,
+        deepspeed_overlap_comm=zero_config.overlap_comm if zero_config else None,
         deepspeed_reduce_bucket=reduce_bucket,
         deepspeed_prefetch_bucket=prefetch_bucket,
         optimizer_in_backward=bool(

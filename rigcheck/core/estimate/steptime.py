@@ -20,7 +20,10 @@ the path :mod:`rigcheck.core.estimate.topology` gives its group:
 - DDP: one all-reduce of the gradients per step (accumulation under ``no_sync``), hidden behind the
   last micro-batch's backward (PyTorch DDP, Li et al., arXiv:2006.15704);
 - ZeRO-1: reduce-scatter of the gradients and all-gather of the 16-bit parameters once per step;
-  ZeRO-2 reduce-scatters every micro-batch (its gradient partitions hold one shard only);
+  ZeRO-2 reduce-scatters every micro-batch (its gradient partitions hold one shard only); the
+  reductions overlap the backward only with ``overlap_comm`` (DeepSpeed's default: off below stage 3),
+  and the all-gather of the updated parameters runs inside ``step()``, after the optimizer, exposed
+  (deepspeed/runtime/zero/stage_1_and_2.py ``step``: ``all_gather_dp_groups``);
 - ZeRO-3 / FSDP full_shard: per micro-batch an all-gather of the 16-bit parameters in the forward,
   another in the backward, and a reduce-scatter of the gradients (ZeRO, arXiv:1910.02054 section
   5.2: 3 x the parameters per step; FSDP, arXiv:2304.11277); hybrid_shard shards within a node and
@@ -252,20 +255,25 @@ def collectives(inputs: MemoryInputs, topology: Topology) -> list[Collective]:
                 micro,
                 "all-reduce of the gradient shards across nodes",
             )
-        elif fsdp == "shard_grad_op" or i.zero == 2:
+        elif fsdp == "shard_grad_op":
+            calls.add("all-gather", d, mp, params16, micro, "all-gather of the 16-bit parameters")
+            calls.add("reduce-scatter", d, mp, grads, micro, "reduce-scatter of the gradients")
+        elif i.zero in (1, 2):
+            # DeepSpeed ZeRO-1/2: the gradients are reduce-scattered in the backward (every micro-batch for
+            # ZeRO-2, whose partitions hold one shard), on the compute stream unless overlap_comm (off by
+            # default below stage 3); the updated 16-bit partitions are all-gathered inside step(), after
+            # the optimizer, with nothing left to hide behind (stage_1_and_2.py step: all_gather_dp_groups)
+            overlap = bool(i.deepspeed_overlap_comm)
+            every = i.zero == 2
             calls.add(
-                "all-gather",
+                "reduce-scatter",
                 d,
                 mp,
-                params16,
-                micro if fsdp else 1,
-                "all-gather of the 16-bit parameters",
-                every_micro_batch=bool(fsdp),
-            )
-            calls.add("reduce-scatter", d, mp, grads, micro, "reduce-scatter of the gradients")
-        elif i.zero == 1:
-            calls.add(
-                "reduce-scatter", d, mp, grads, 1, "reduce-scatter of the gradients", every_micro_batch=False
+                grads,
+                micro if every else 1,
+                "reduce-scatter of the gradients" + ("" if overlap else " (overlap_comm off)"),
+                every_micro_batch=every,
+                hidden=overlap,
             )
             calls.add(
                 "all-gather",
@@ -273,8 +281,9 @@ def collectives(inputs: MemoryInputs, topology: Topology) -> list[Collective]:
                 mp,
                 params16,
                 1,
-                "all-gather of the updated 16-bit parameters",
+                "all-gather of the updated 16-bit parameters (after the optimizer step)",
                 every_micro_batch=False,
+                hidden=False,
             )
         else:
             calls.add(

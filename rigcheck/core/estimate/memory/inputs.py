@@ -54,6 +54,7 @@ class MemoryInputs:
     deepspeed_reduce_bucket: float | str | None = None
     deepspeed_prefetch_bucket: float | str | None = None
     deepspeed_max_live: float | None = None
+    deepspeed_overlap_comm: bool | None = None  # None: DeepSpeed's default (true for ZeRO-3 only)
     optimizer_in_backward: bool = False
     lora_rank: int = 0
     lora_targets: tuple[str, ...] = ()

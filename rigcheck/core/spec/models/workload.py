@@ -317,7 +317,8 @@ BucketSize = Annotated[float, Number(ge=0, le=1e13)] | Literal["auto"]
 
 
 class DeepSpeedZero(SpecModel):
-    """The ``zero_optimization`` settings of a DeepSpeed config that size its GPU buffers (stage 3)."""
+    """The ``zero_optimization`` settings of a DeepSpeed config that size its GPU buffers (stage 3) and
+    decide whether its gradient reduction overlaps the backward."""
 
     reduce_bucket_size: BucketSize | None = Field(
         None,
@@ -332,6 +333,11 @@ class DeepSpeedZero(SpecModel):
     stage3_max_live_parameters: Annotated[float, Number(ge=0, le=1e13)] | None = Field(
         None,
         description="Most gathered parameter elements resident at once (bounds prefetching). Unset: 1e9.",
+    )
+    overlap_comm: bool | None = Field(
+        None,
+        description="Overlap the gradient reduction with the backward. Unset: DeepSpeed's default, true for "
+        "ZeRO-3 and false for ZeRO-1 and 2.",
     )
 
 
@@ -363,7 +369,7 @@ class Parallelism(SpecModel):
     )
     deepspeed: DeepSpeedZero | None = Field(
         None,
-        description="DeepSpeed's bucket settings (its config's zero_optimization keys), for ZeRO-3's buffers.",
+        description="DeepSpeed's zero_optimization settings: ZeRO-3's buffers and whether reductions overlap.",
     )
 
     @property
