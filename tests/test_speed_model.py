@@ -639,3 +639,29 @@ def test_zero_1_and_2_all_gather_after_the_step_and_reduce_on_the_compute_stream
         ("reduce-scatter", 1, False),
         ("all-gather", 1, False),
     ]
+
+
+def test_interleaved_1f1b_shrinks_the_bubble_by_the_chunks_per_stage() -> None:
+    """Issue 47: the 1F1B bubble is (p - 1) / m of the compute; with v model chunks per stage (interleaved
+    1F1B) it is (p - 1) / (v m), and the pipeline sends happen at every chunk boundary, v times as often
+    (Narayanan et al., arXiv:2104.04473 section 2.2). Llama-3-8B, pp 4, 8 micro-batches: 3/8, then 3/16."""
+    base = MemoryInputs(
+        preset("llama-3-8b"), precision="bf16-mixed", micro_batch=1, seq_len=4096, grad_accum=8, pp=4
+    )
+    facts = load_rule_facts("throughput")
+
+    def step(v: int):  # type: ignore[no-untyped-def]
+        return step_time(
+            replace(base, virtual_stages=v),
+            matmul=7.5e9,
+            peak_tflops=989.4,
+            facts=facts,
+            topology=TWO_H100_NODES,
+        )
+
+    one, two = step(1), step(2)
+    assert one.bubble_seconds == pytest.approx(one.compute_seconds * 3 / 8)
+    assert two.bubble_seconds == pytest.approx(two.compute_seconds * 3 / 16)
+    [send1] = [item for item in one.collectives if item.kind == "send"]
+    [send2] = [item for item in two.collectives if item.kind == "send"]
+    assert (send1.calls, send2.calls) == (2 * 8, 2 * 8 * 2)

@@ -220,6 +220,7 @@ def memory_inputs(workload: Any, arch: Architecture, *, gpus_per_node: int = 8) 
         dp=par.dp,
         tp=par.tp,
         pp=par.pp,
+        virtual_stages=par.virtual_stages,
         sp=par.sp,
         cp=par.cp,
         ep=par.ep,

@@ -31,7 +31,8 @@ the path :mod:`rigcheck.core.estimate.topology` gives its group:
 - tensor parallelism: 4 all-reduces of ``b x s x h`` activations per layer per micro-batch (2 with the
   forward, 2 with the backward; 2 more when the forward is recomputed), on the critical path
   (Megatron-LM, arXiv:1909.08053);
-- pipeline stages send activations forward and gradients back (``b x s x h`` per micro-batch);
+- pipeline stages send activations forward and gradients back (``b x s x h`` per micro-batch, at
+  each of ``virtual_stages`` chunk boundaries when interleaved);
 - context parallelism passes K and V around the ring (overlapped with attention); expert
   parallelism all-to-alls the routed tokens in and out of every MoE layer, twice more in backward.
 
@@ -297,8 +298,9 @@ def collectives(inputs: MemoryInputs, topology: Topology) -> list[Collective]:
             f"tensor-parallel all-reduces ({per_layer} per layer)", hidden=False, group="tensor",
         )  # fmt: skip
     if p > 1:
+        chunks = max(1, i.virtual_stages)  # interleaving sends at every chunk boundary
         calls.add(
-            "send", 2, t, activation / t if i.sp else activation, 2 * micro,
+            "send", 2, t, activation / t if i.sp else activation, 2 * micro * chunks,
             "pipeline sends (activations and their gradients)", hidden=False, group="pipeline",
         )  # fmt: skip
     if i.cp > 1:
@@ -348,7 +350,9 @@ def step_time(
     tokens = inputs.micro_batch * inputs.seq_len * micro * max(1, inputs.dp)
     row = facts["communication"]["overlap"]
     overlap = Efficiency(float(row["default"]), float(row["low"]), float(row["high"]), "")
-    bubble = (inputs.pp - 1) / micro if inputs.pp > 1 else 0.0
+    # 1F1B: (p - 1) / m of the compute; interleaved over v chunks per stage: (p - 1) / (v m)
+    # (Narayanan et al., arXiv:2104.04473 section 2.2)
+    bubble = (inputs.pp - 1) / (micro * max(1, inputs.virtual_stages)) if inputs.pp > 1 else 0.0
     items = collectives(inputs, topology) if topology is not None else []
     results = []
     for efficiency, hide in (

@@ -38,6 +38,7 @@ class MemoryInputs:
     dp: int = 1
     tp: int = 1
     pp: int = 1
+    virtual_stages: int = 1  # interleaved 1F1B: model chunks per stage
     stage: int | None = None  # the pipeline stage (0 = the first) when pp > 1; None: every stage's worst part
     sp: bool = False
     cp: int = 1

@@ -347,6 +347,11 @@ class Parallelism(SpecModel):
     dp: Degree = Field(1, description="Data-parallel replicas.")
     tp: Degree = Field(1, description="Tensor-parallel degree.")
     pp: Degree = Field(1, description="Pipeline stages.")
+    virtual_stages: Degree = Field(
+        1,
+        description="Model chunks per pipeline stage in an interleaved 1F1B schedule (Megatron's virtual "
+        "pipeline size, torchtitan's Interleaved1F1B): the bubble shrinks by this factor, the sends grow by it.",
+    )
     sp: bool = Field(False, description="Sequence parallelism (Megatron-style, with tp).")
     cp: Degree = Field(1, description="Context-parallel degree.")
     ep: Degree = Field(1, description="Expert-parallel degree.")
