@@ -665,3 +665,28 @@ def test_interleaved_1f1b_shrinks_the_bubble_by_the_chunks_per_stage() -> None:
     [send1] = [item for item in one.collectives if item.kind == "send"]
     [send2] = [item for item in two.collectives if item.kind == "send"]
     assert (send1.calls, send2.calls) == (2 * 8, 2 * 8 * 2)
+
+
+def test_megatrons_distributed_optimizer_overlaps_both() -> None:
+    """NeMo's and Megatron-Bridge's recipes turn on Megatron-Core's overlap_grad_reduce and
+    overlap_param_gather (frameworks.yaml megatron zero_overlap; framework nemo is megatron): the
+    reduce-scatter hides in the backward and the all-gather of the updated parameters in the next
+    forward. DeepSpeed (no framework default) keeps both exposed."""
+    nemo, _ = estimate_parts("nemo")
+    deepspeed, _ = estimate_parts("deepspeed")
+    assert [item.overlappable for item in nemo] == [True, True]
+    assert [item.overlappable for item in deepspeed] == [False, False]
+
+
+def estimate_parts(framework: str):  # type: ignore[no-untyped-def]
+    from rigcheck.core.estimate.estimate import memory_inputs
+
+    text = workload(
+        "llama-3-8b",
+        "pretrain",
+        f"precision: bf16\nframework: {framework}\nbatch: {{micro: 1, seq_len: 4096}}\n"
+        "parallelism: {dp: 16, zero: 1}\n",
+    )
+    document = parse_spec(text, "w.yaml")
+    inputs = memory_inputs(document.model, preset("llama-3-8b"))
+    return collectives(inputs, TWO_H100_NODES), inputs

@@ -440,8 +440,19 @@ def resolve_architecture(model: Any, *, document: Any = None, base_dir: str | No
 
     values: dict[str, Any] = {}
     source = ""
-    label = model.preset or model.name or "model"
-    if model.preset:
+    label = model.preset or model.name or model.hf or "model"
+    hub_id, hub_field = model.hf, "/model/hf"
+    if model.preset and not hub_id and find_preset(model.preset) is None:
+        from rigcheck.core.estimate.hf_cache import is_repo_id
+
+        if is_repo_id(model.preset):  # an org/name where a preset goes: the hub's id
+            hub_id, hub_field = model.preset, "/model/preset"
+    if hub_id:
+        values.update(_hub_config(hub_id, model.revision, hub_field, fail))
+        source = (
+            f"config.json of {hub_id}" + (f" at {model.revision}" if model.revision else "") + " (HF cache)"
+        )
+    elif model.preset:
         preset = find_preset(model.preset)
         if preset is None:
             raise fail(
@@ -473,7 +484,8 @@ def resolve_architecture(model: Any, *, document: Any = None, base_dir: str | No
     missing = [key for key in ("layers", "hidden", "heads", "ffn", "vocab") if not values.get(key)]
     if missing:
         raise fail(
-            "/model", f"the model needs a preset, an hf_config, or its numbers; missing: {', '.join(missing)}"
+            "/model",
+            f"the model needs a preset, an hf id, an hf_config, or its numbers; missing: {', '.join(missing)}",
         )
     notes: list[str] = []
     if "mlp" not in values:
@@ -547,6 +559,21 @@ _JSON_BRACKET = re.compile(r"[\[\]{}]")
 
 class HfConfigError(ValueError):
     """A config.json that is not plain JSON data with the numbers the estimate needs."""
+
+
+def _hub_config(repo_id: str, revision: str | None, pointer: str, fail: Any) -> dict[str, Any]:
+    """Architecture numbers of a hub model id from its cached config.json
+    (:mod:`rigcheck.core.estimate.hf_cache`); refused at ``pointer`` when it is not cached."""
+    from rigcheck.core.estimate.hf_cache import NotCached, cached_config
+
+    try:
+        path = cached_config(repo_id, revision)
+    except (NotCached, ValueError) as exc:
+        raise fail(pointer, str(exc)) from None
+    try:
+        return hf_config_values(parse_hf_json(_read_config_bytes(path)))
+    except HfConfigError as exc:
+        raise fail(pointer, f"cannot read the cached config of {repo_id} ({path}): {exc}") from None
 
 
 def read_hf_config(path: str, *, base_dir: str | None = None, fail: Any = None) -> dict[str, Any]:

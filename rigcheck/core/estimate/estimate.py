@@ -163,6 +163,12 @@ def memory_inputs(workload: Any, arch: Architecture, *, gpus_per_node: int = 8) 
         framework_buckets = pick("deepspeed_buckets", None, False, None)
         reduce_bucket = framework_buckets if reduce_bucket is None else reduce_bucket
         prefetch_bucket = framework_buckets if prefetch_bucket is None else prefetch_bucket
+    overlap_grads = zero_config.overlap_comm if zero_config else None
+    overlap_params = False
+    if par.zero in (1, 2) and overlap_grads is None:  # the framework's sharded optimizer, where it says
+        overlap = str(pick("zero_overlap", None, False, "none"))
+        overlap_grads = True if overlap in ("grads", "grads_and_params") else None
+        overlap_params = overlap == "grads_and_params"
     max_live = zero_config.stage3_max_live_parameters if zero_config else None
     if par.zero >= 3 and max_live is None:
         max_live = pick("deepspeed_max_live", None, False, None)
@@ -231,7 +237,8 @@ def memory_inputs(workload: Any, arch: Architecture, *, gpus_per_node: int = 8) 
         offload=par.offload,
         offload_params=par.offload_params,
         deepspeed_max_live=max_live,
-        deepspeed_overlap_comm=zero_config.overlap_comm if zero_config else None,
+        deepspeed_overlap_comm=overlap_grads,
+        param_gather_overlap=overlap_params,
         deepspeed_reduce_bucket=reduce_bucket,
         deepspeed_prefetch_bucket=prefetch_bucket,
         optimizer_in_backward=bool(

@@ -276,15 +276,17 @@ def collectives(inputs: MemoryInputs, topology: Topology) -> list[Collective]:
                 every_micro_batch=every,
                 hidden=overlap,
             )
+            gathered_ahead = i.param_gather_overlap  # Megatron's overlap_param_gather: in the next forward
             calls.add(
                 "all-gather",
                 d,
                 mp,
                 params16,
                 1,
-                "all-gather of the updated 16-bit parameters (after the optimizer step)",
-                every_micro_batch=False,
-                hidden=False,
+                "all-gather of the updated 16-bit parameters"
+                + (" (overlapping the next forward)" if gathered_ahead else " (after the optimizer step)"),
+                every_micro_batch=gathered_ahead,
+                hidden=gathered_ahead,
             )
         else:
             calls.add(

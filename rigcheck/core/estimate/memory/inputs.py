@@ -56,6 +56,7 @@ class MemoryInputs:
     deepspeed_prefetch_bucket: float | str | None = None
     deepspeed_max_live: float | None = None
     deepspeed_overlap_comm: bool | None = None  # None: DeepSpeed's default (true for ZeRO-3 only)
+    param_gather_overlap: bool = False  # a distributed optimizer's all-gather overlaps the next forward
     optimizer_in_backward: bool = False
     lora_rank: int = 0
     lora_targets: tuple[str, ...] = ()

@@ -230,12 +230,21 @@ class Moe(SpecModel):
 
 
 class ModelSpec(SpecModel):
-    """The model: a preset, explicit architecture numbers, or a Hugging Face config.json on disk."""
+    """The model: a preset, explicit architecture numbers, a Hugging Face config.json on disk, or a
+    Hugging Face model id whose config is in the local cache."""
 
     preset: str | None = Field(None, description="A preset name: llama-3-8b, gpt2-124m, qwen-1.8b, ...")
     name: str | None = Field(None, description="A name for the model.")
     hf_config: str | None = Field(
         None, description="Path to a Hugging Face config.json (read without transformers)."
+    )
+    hf: str | None = Field(
+        None,
+        description="A Hugging Face model id, org/name: its config.json is read from the local Hugging Face "
+        "cache (HF_HUB_CACHE, HF_HOME), never downloaded; `hf download ORG/NAME config.json` fetches it.",
+    )
+    revision: str | None = Field(
+        None, description="The hub revision of `hf` (a branch, tag or commit; main when unset)."
     )
     params_b: Annotated[float, Number(gt=0, le=1e6)] | None = Field(None, description="Parameters, billions.")
     layers: Annotated[int, Whole(le=MAX_LAYERS)] | None = Field(None, description="Transformer layers.")
