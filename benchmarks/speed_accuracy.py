@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.speed_cases import all_results, summary, table
+from tests.speed_cases import ROUND, all_results, summary, table
 
 KINDS = ("decode", "serving", "prefill", "training")
 TARGETS = {"decode": 0.15, "training": 0.20}  # issue 13: median |error| at most
@@ -39,8 +39,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", action="store_true", help="print every case")
     args = parser.parse_args(argv)
-    results = all_results()
+    everything = all_results()
+    results = [r for r in everything if r.added != ROUND]
     ok = True
+    print("issue 13's cases (before: rigcheck before issue 13)")
     for split in ("dev", "holdout", "all"):
         chosen = [r for r in results if split == "all" or r.split == split]
         if args.cases and split != "all":
@@ -52,6 +54,21 @@ def main(argv: list[str] | None = None) -> int:
             if split == "dev" and kind in TARGETS:
                 ok &= stats["median_abs_error"] <= TARGETS[kind]
     print("\ntargets on dev (decode median <= 15%, training <= 20%):", "met" if ok else "MISSED")
+    later = [r for r in everything if r.added == ROUND]
+    print(f"\n{ROUND} round: new sources, split by the hash before scoring (before: rigcheck at 38c38d8)")
+    for split in ("dev", "holdout"):
+        chosen = [r for r in later if r.split == split]
+        if args.cases:
+            print(f"\n== {ROUND} {split}\n{table(sorted(chosen, key=lambda r: (r.kind, r.error)))}")
+        print(f"\n{split}")
+        for kind in KINDS:
+            print(_row(kind, summary([r for r in chosen if r.kind == kind])))
+        groups = sorted({r.group for r in chosen})
+        for group in groups:
+            for kind in KINDS:
+                picked = [r for r in chosen if r.group == group and r.kind == kind]
+                if picked and summary(picked)["scored"]:
+                    print(_row(f"  {kind} / {group}", summary(picked)))
     return 0 if ok else 1
 
 

@@ -29,6 +29,10 @@ from rigcheck.core.spec.loader import load_yaml_file
 
 DATA = Path(__file__).resolve().parent / "data" / "speed_measurements.yaml"
 BEFORE = Path(__file__).resolve().parents[1] / "benchmarks" / "speed_accuracy_before.yaml"
+#: The cases of a later round (new sources, split by the same hash before they were scored) and rigcheck's
+#: estimates of them before that round's changes.
+ROUND = "2026-12-07"
+BEFORE_ROUND = Path(__file__).resolve().parents[1] / "benchmarks" / "speed_round_2026-12-07_before.yaml"
 GIB = 2**30
 TRAINING_BASES = ("tps", "tps_per_gpu", "step_s", "tflops_executed_per_gpu", "tflops", "mfu")
 
@@ -52,6 +56,8 @@ class SpeedResult:
     binds: str = ""
     quality: str = ""
     before: float | None = None  # rigcheck's estimate before issue 13 (benchmarks/speed_accuracy_before.yaml)
+    added: str = ""  # the date the case was added (ROUND: the later round)
+    group: str = ""  # the engine (inference) or framework (training) the case ran on
 
     @property
     def split(self) -> str:
@@ -248,13 +254,21 @@ def estimate_case(case: dict[str, Any]) -> SpeedResult:
         reason,
         binds,
         str(case.get("quality", "")),
-        _before().get(case["id"]),
+        (_before_round() if str(case.get("added", "")) == ROUND else _before()).get(case["id"]),
+        str(case.get("added", "")),
+        str(tr.get("framework") or tr.get("engine") or "other"),
     )
 
 
 @functools.cache
 def _before() -> dict[str, float | None]:
     estimates = load_yaml_file(str(BEFORE)).data["estimates"]
+    return {key: (float(value) if value is not None else None) for key, value in estimates.items()}
+
+
+@functools.cache
+def _before_round() -> dict[str, float | None]:
+    estimates = load_yaml_file(str(BEFORE_ROUND)).data["estimates"]
     return {key: (float(value) if value is not None else None) for key, value in estimates.items()}
 
 
