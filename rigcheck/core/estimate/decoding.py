@@ -44,6 +44,7 @@ ENGINE_GROUPS = {
     "exllama": "exllama",
     "mlc": "mlc",
     "transformers": "transformers",
+    "lmdeploy": "lmdeploy",
 }
 
 

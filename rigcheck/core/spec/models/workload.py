@@ -525,8 +525,10 @@ class Inference(SpecModel):
                 "gpt-fast",
                 "exllama",
                 "mlc",
+                "lmdeploy",
                 "other",
                 aliases={
+                    "turbomind": "lmdeploy",
                     "tensorrt-llm": "trt-llm",
                     "hf": "transformers",
                     "exllamav2": "exllama",
