@@ -67,11 +67,28 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
         "config's select",
     )
     parser.add_argument(
+        "--extend-select",
+        action="append",
+        default=[],
+        metavar="CODES",
+        help="add these rules to the selection (the config's select, or --select); repeatable",
+    )
+    parser.add_argument(
         "--ignore",
         action="append",
         default=[],
         metavar="CODES",
         help="leave out these rules: codes or prefixes, comma-separated; repeatable; adds to the config's ignore",
+    )
+    parser.add_argument(
+        "--exit-zero",
+        action="store_true",
+        help="exit 0 even when findings reach --fail-on (bad input and usage still exit 2)",
+    )
+    parser.add_argument(
+        "--statistics",
+        action="store_true",
+        help="instead of the report, print how many warnings and failures each rule found, most first",
     )
     parser.add_argument(
         "--timeout",

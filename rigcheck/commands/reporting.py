@@ -39,6 +39,7 @@ class ReportRequest:
 
     paths: tuple[str, ...]
     select: tuple[str, ...] | None  # None: not given (an empty --select selects nothing)
+    extend_select: tuple[str, ...] | None
     ignore: tuple[str, ...] | None
     fail_on: str | None
     config: str | None
@@ -59,12 +60,17 @@ class ReportRequest:
     show_config: bool
     #: ``lint --jobs``: worker processes (``check`` has one run: 1).
     jobs: int = 1
+    #: ``--exit-zero``: findings never make the exit code 1.
+    exit_zero: bool = False
+    #: ``--statistics``: counts per rule instead of the report.
+    statistics: bool = False
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, paths: Sequence[str]) -> ReportRequest:
         return cls(
             paths=tuple(paths),
             select=rule_codes(args.select) if args.select else None,
+            extend_select=rule_codes(args.extend_select) if getattr(args, "extend_select", None) else None,
             ignore=rule_codes(args.ignore) if args.ignore else None,
             fail_on=args.fail_on,
             config=args.config,
@@ -83,6 +89,8 @@ class ReportRequest:
             show_passes=args.show_passes,
             show_config=args.show_config,
             jobs=jobs_to_use(getattr(args, "jobs", 1)),
+            exit_zero=bool(getattr(args, "exit_zero", False)),
+            statistics=bool(getattr(args, "statistics", False)),
         )
 
 
@@ -128,15 +136,39 @@ def run_report(args: argparse.Namespace, paths: list[str], build: Callable[[Pipe
         count = write_baseline(report.findings, request.create_baseline)
         print(f"rigcheck: wrote {count} baseline entries to {request.create_baseline}", file=sys.stderr)
         return EXIT_OK
-    write_report(
-        report,
-        outputs,
-        pipeline.registry,
-        color=request.color,
-        verbose=request.verbose,
-        show_passes=request.show_passes,
-    )
-    return report.exit_code
+    if request.statistics:
+        sys.stdout.write(statistics(report))
+    else:
+        write_report(
+            report,
+            outputs,
+            pipeline.registry,
+            color=request.color,
+            verbose=request.verbose,
+            show_passes=request.show_passes,
+        )
+    return EXIT_OK if request.exit_zero and report.exit_code == 1 else report.exit_code
+
+
+def statistics(report: Report) -> str:
+    """``--statistics``: one line per rule with warnings or failures, ``COUNT  CODE  severity  name``,
+    most first (ruff's ``--statistics``)."""
+    from collections import Counter
+
+    from rigcheck.core.report.render.escape import escape_text
+
+    counted: Counter[tuple[str, str]] = Counter()
+    names: dict[str, str] = {}
+    for finding in report.findings:
+        if finding.severity.value in ("warn", "fail"):
+            counted[(finding.code, finding.severity.value)] += 1
+            names[finding.code] = finding.name
+    rows = sorted(counted.items(), key=lambda item: (-item[1], item[0]))
+    lines = [
+        f"{count:5}  {escape_text(code):10} {severity:5}  {escape_text(names[code])}".rstrip()
+        for (code, severity), count in rows
+    ]
+    return "\n".join(lines) + ("\n" if lines else "")
 
 
 #: What each output says until the run's report replaces it.
@@ -192,6 +224,8 @@ def build_pipeline(request: ReportRequest) -> Pipeline:
     cli: dict[str, Any] = {}
     if request.select is not None:
         cli["select"] = list(request.select)
+    if request.extend_select:
+        cli["extend-select"] = list(request.extend_select)
     if request.ignore is not None:
         cli["ignore"] = list(request.ignore)
     if request.fail_on:

@@ -331,6 +331,13 @@ def settings_from(config: Mapping[str, Any] | str, *, cli: Mapping[str, Any] | N
 
 def _apply_cli(settings: Settings, cli: Mapping[str, Any] | None) -> None:
     for key, value in (cli or {}).items():
+        if key == "extend-select":  # --extend-select adds to the selection (an empty one selects every rule)
+            chosen = settings.values["select"]
+            if chosen.value:
+                settings.values["select"] = Setting(
+                    [*chosen.value, *value], f"{chosen.origin} + command line"
+                )
+            continue
         if key == "ignore" and settings.values["ignore"].value:  # --ignore adds to the file's list
             value = [*settings.values["ignore"].value, *value]
             origin = f"{settings.values['ignore'].origin} + command line"
