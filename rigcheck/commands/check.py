@@ -62,13 +62,17 @@ def _load_evidence(paths: list[str], registry: Registry) -> tuple[list[Any], lis
     from rigcheck.core.report.report import InputFile
     from rigcheck.evidence.loader import file_sha256, load_evidence
 
-    evidence = load_evidence(paths, [parser for parser, _ in registry.evidence_parsers])
+    parsers = [parser for parser, _ in registry.evidence_parsers]
+    evidence: list[Any] = []
     inputs = []
-    for path, item in zip(paths, evidence, strict=True):
+    for path in paths:
+        parts = load_evidence([path], parsers)  # one per tool output the file holds
+        evidence.extend(parts)
         digest = file_sha256(path)
         if digest is None:  # read a moment ago: removed or made unreadable since
             from rigcheck.core.engine.errors import UsageError
 
             raise UsageError(f"cannot read evidence file {path}")
-        inputs.append(InputFile(path=path, kind="Evidence", name=item.tool, sha256=digest))
+        tools = ", ".join(dict.fromkeys(item.tool for item in parts))
+        inputs.append(InputFile(path=path, kind="Evidence", name=tools, sha256=digest))
     return evidence, inputs

@@ -100,7 +100,8 @@ def run_from(args: argparse.Namespace) -> int:
     # YAML reads as a line break (CR, NEL, U+2028) can end the comment and start a line of the spec
     header = "".join(
         [
-            f"# Written by rigcheck probe --from {__version__} at {spec['probed_at']} from {len(evidence)} file(s); "
+            f"# Written by rigcheck probe --from {__version__} at {spec['probed_at']} from {len(args.from_files)} "
+            f"file(s) ({len(evidence)} tool output(s)); "
             "probe.sources names each and the fields taken from it.\n",
             "# Not in these files, so not written (add what applies by hand, or run rigcheck probe on the machine):\n",
             *(f"#   {escape_text(line)}\n" for line in missing),
@@ -113,7 +114,8 @@ def run_from(args: argparse.Namespace) -> int:
         gpus = sum(group["count"] for group in spec["nodes"][0].get("gpus", []))
         print(
             f"rigcheck: wrote {args.output} ({gpus} GPU(s) from {len(evidence) - len(unread)} of {len(evidence)} "
-            f"file(s); {len(missing)} item(s) not in the evidence, listed at the top)",
+            f"tool output(s) in {len(args.from_files)} file(s); {len(missing)} item(s) not in the evidence, listed "
+            "at the top)",
             file=sys.stderr,
         )
     for source in unread:

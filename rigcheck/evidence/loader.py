@@ -187,7 +187,8 @@ def file_sha256(path: str | os.PathLike[str]) -> str | None:
 def load_evidence(
     paths: Iterable[str | os.PathLike[str]], parsers: Sequence[ParserRef] | None = None
 ) -> list[Evidence]:
-    """One Evidence per file, in the order given; ``parsers`` defaults to the built-in ones. Each file
+    """One Evidence per file, in the order given (one per tool output where a file holds several:
+    :func:`parse_parts`); ``parsers`` defaults to the built-in ones. Each file
     is read through the boundary (:func:`rigcheck.core.spec.boundary.read_named`): a committed link out of
     the repository, a FIFO or a device is a one-line usage error; a file over :data:`MAX_BYTES` is an
     Evidence with that problem, not read."""
@@ -221,5 +222,17 @@ def load_evidence(
             raise UsageError(
                 f"cannot read evidence file {escape_text(source)}: {exc.strerror or exc}"
             ) from None
-        results.append(parse_text(_decode(data), source, parsers))
+        results.extend(parse_parts(_decode(data), source, parsers))
     return results
+
+
+def parse_parts(text: str, source: str, parsers: Sequence[ParserRef] | None = None) -> list[Evidence]:
+    """One Evidence per tool output in ``text`` (:func:`rigcheck.evidence.split.split_outputs`): a file
+    holding one output gives one; a pod check saved as one file gives one per tool, each named by its
+    lines (``pod.txt lines 1-24``)."""
+    from rigcheck.evidence.split import split_outputs
+
+    parts = split_outputs(text.replace("\r\n", "\n"))
+    if len(parts) == 1:
+        return [parse_text(text, source, parsers)]
+    return [parse_text(body, f"{source} lines {first}-{last}", parsers) for first, last, body in parts]
