@@ -52,7 +52,9 @@ def _starts(lines: list[str]) -> list[int]:
             kept.append(index)
             content = False
         text = line.strip()
-        if (text and not _PROMPT.match(text) and index not in marks) or (index in marks and not _PROMPT.match(text)):
+        if (text and not _PROMPT.match(text) and index not in marks) or (
+            index in marks and not _PROMPT.match(text)
+        ):
             content = True
     return kept
 

@@ -353,8 +353,26 @@ def find_preset(name: str) -> dict[str, Any] | None:
 
 
 def preset_suggestion(name: str) -> str:
+    """``"; did you mean 'llama-3-8b'?"``: a size the family does not have (``llama-3-7b``) gets the
+    family's nearest size, not the nearest spelling (``llama-3-70b``); anything else the nearest name."""
+    import math
+    import re
+
     by_id, _ = _presets()
-    return did_you_mean(_preset_key(name), sorted(by_id))
+    key = _preset_key(name)
+    sized = re.fullmatch(r"(.+?)(\d+(?:\.\d+)?)b", key)
+    if sized and float(sized.group(2)) > 0:
+        family, size = sized.group(1), float(sized.group(2))
+        kin = [
+            (abs(math.log(float(m.group(2)) / size)), preset)
+            for preset in sorted(by_id)
+            if (m := re.fullmatch(r"(.+?)(\d+(?:\.\d+)?)b", preset))
+            and m.group(1) == family
+            and float(m.group(2))
+        ]
+        if kin:
+            return f"; did you mean {min(kin)[1]!r}?"
+    return did_you_mean(key, sorted(by_id))
 
 
 def architecture_from_mapping(values: dict[str, Any], *, name: str, source: str = "") -> Architecture:

@@ -356,6 +356,18 @@ def _message(
         text = str(error.get("ctx", {}).get("error", error["msg"]))
         return text, spec_codes.INVALID_VALUE
     friendly = _FRIENDLY.get(kind)
+    if kind == "list_type" and loc and loc[-1] == "gpus" and isinstance(given, str):
+        import re
+
+        text = given.strip()[:200]  # a count and a model name: short, matched in one pass
+        counted = re.fullmatch(r"(\d+)\s*[x\u00d7*]\s*(\S.*)", text)  # 2x, 2\u00d7 or 2*
+        model, count = (counted.group(2), counted.group(1)) if counted else (text, "1")
+        model = model if len(model) <= 60 else model[:57] + "..."
+        return (
+            f"{friendly}, got {_describe(given)}: write gpus: {{model: {model}, count: {count}}} "
+            "(or a list of such groups)",
+            spec_codes.INVALID_VALUE,
+        )
     if friendly is not None:
         return f"{friendly}, got {_describe(given)}", spec_codes.INVALID_VALUE
     text = error["msg"]
