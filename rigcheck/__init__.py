@@ -38,6 +38,8 @@ _PUBLIC = {
     "estimate_workload": "rigcheck.core.estimate.estimate",
     "SpecError": "rigcheck.core.engine.errors",
     "find_label": "rigcheck.core.spec.labels",
+    "check": "rigcheck.api",
+    "estimate": "rigcheck.api",
 }
 
 __all__ = [
@@ -61,12 +63,15 @@ __all__ = [
     "WorkloadOnRigChecker",
     "__plugin_api__",
     "__version__",
+    "check",
+    "estimate",
     "estimate_workload",
     "find_label",
     "hookimpl",
 ]
 
 if TYPE_CHECKING:
+    from rigcheck.api import check, estimate
     from rigcheck.core.catalog.catalog import GpuSpec
     from rigcheck.core.engine.checker import (
         Checker,

@@ -11,6 +11,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+import rigcheck
+
 from .conftest import MINIMAL_RIG, MINIMAL_WORKLOAD, REPO, SPECS
 
 HOME = str(SPECS / "rigs" / "home-2x3090.yaml")
@@ -166,7 +168,7 @@ def test_schema_rules_explain_gpus_plugins_version(run_cli) -> None:  # type: ig
     assert any(
         p["name"] == "rigcheck.plugins.platform.system_ram" and p["rules"] == ["PLT001"] for p in plugins
     )
-    assert run_cli("--version").out.startswith("rigcheck 0.1.0 (plugin API 1.3")
+    assert run_cli("--version").out.startswith(f"rigcheck 0.1.0 (plugin API {rigcheck.__plugin_api__}")
 
 
 def test_no_command_prints_help_and_exits_2(run_cli) -> None:  # type: ignore[no-untyped-def]

@@ -199,7 +199,7 @@ class TestPluginSettings:
             PluginHost(autoload=False, builtins=(), extra_plugins=plugins).load()
 
     def test_the_api_version_and_the_hook(self) -> None:
-        assert rigcheck.__plugin_api__ == "1.3"
+        assert rigcheck.__plugin_api__ == "1.4"  # 1.4: rigcheck.check and rigcheck.estimate
         registry = PluginHost(autoload=False, builtins=(), extra_plugins=[("dc", plugin())]).load()
         [info] = registry.plugins
         assert (
@@ -521,7 +521,7 @@ def test_a_hook_argument_the_hook_does_not_pass_is_one_line_naming_plugin_and_ho
     assert "\n" not in message
     assert message == (
         "plugin 'acme-extra' (unknown): its rigcheck_checkers() takes 'config', which the hook does not pass "
-        "(rigcheck passes: register; plugin API 1.3)"
+        f"(rigcheck passes: register; plugin API {rigcheck.__plugin_api__})"
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rigcheck.commands._options import add_report_options
@@ -32,18 +33,27 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rigcheck.commands._shared import load_specs
     from rigcheck.commands.reporting import run_report
     from rigcheck.core.engine.collector import collector_paused
     from rigcheck.core.spec.specs_index import resolve_spec_argument
 
     rig_path = resolve_spec_argument(args.rig, "Rig")
     workload_path = resolve_spec_argument(args.workload, "Workload") if args.workload else None
+    with collector_paused():  # one pair: what it loads and finds lives to the end, with no cycles
+        return run_report(args, [rig_path], report_builder(rig_path, workload_path, args.evidence))
+
+
+def report_builder(
+    rig_path: str, workload_path: str | None, evidence_paths: list[str]
+) -> Callable[[Pipeline], Report]:
+    """What ``check`` does with the pipeline its options configure: load the pair and the evidence,
+    check them (also :func:`rigcheck.api.check`)."""
+    from rigcheck.commands._shared import load_specs
 
     def build(pipeline: Pipeline) -> Report:
         started = time.perf_counter()
         rig_doc, workload_doc = load_specs(rig_path, workload_path)
-        evidence, evidence_inputs = _load_evidence(args.evidence, pipeline.registry)
+        evidence, evidence_inputs = _load_evidence(evidence_paths, pipeline.registry)
         report = pipeline.check(
             rig_doc, workload_doc, load_ms=(time.perf_counter() - started) * 1000, evidence=evidence
         )
@@ -51,8 +61,7 @@ def run(args: argparse.Namespace) -> int:
             report = report.model_copy(update={"inputs": [*report.inputs, *evidence_inputs]})
         return report
 
-    with collector_paused():  # one pair: what it loads and finds lives to the end, with no cycles
-        return run_report(args, [rig_path], build)
+    return build
 
 
 def _load_evidence(paths: list[str], registry: Registry) -> tuple[list[Any], list[Any]]:

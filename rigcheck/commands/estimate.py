@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     workload_path = resolve_spec_argument(args.workload, "Workload")
     rig_path = resolve_spec_argument(args.rig, "Rig") if args.rig else None
     rig_doc, workload_doc = (
-        load_specs(rig_path, workload_path) if rig_path else (None, _load_workload(workload_path))
+        load_specs(rig_path, workload_path) if rig_path else (None, load_workload(workload_path))
     )
     ctx = None
     if rig_doc is not None:
@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if fit is not None and fit["verdict"] == "fail" else EXIT_OK
 
 
-def _load_workload(path: str) -> SpecDocument:
+def load_workload(path: str) -> SpecDocument:
     """The workload alone, its model resolved: a bad preset or LoRA target is an error at its line."""
     from rigcheck.core.engine.context import resolve_model
     from rigcheck.core.spec.documents import load_spec
