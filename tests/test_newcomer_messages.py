@@ -28,3 +28,36 @@ def test_gpus_as_text_say_how_to_write_them(run_cli, tmp_path, given: str, writt
     assert result.exit_code == 2
     [line] = result.err.strip().splitlines()
     assert line.startswith(f"{rig}:6:") and f"write gpus: {written}" in line
+
+
+@pytest.mark.parametrize(
+    ("rig", "parallelism", "degrees", "gpus"),
+    [
+        (
+            "home-2x3090",
+            "{tp: 4}",
+            "dp 1, tp 2 and pp 1",
+            2,
+        ),  # was "dp 1 with tp 4": four GPUs on a rig of two
+        ("dgx-h100", "{dp: 32, zero: 3}", "dp 8, tp 1 and pp 1", 8),
+        ("dgx-h100", "{dp: 2, tp: 4, pp: 4}", "dp 1, tp 4 and pp 2", 8),
+    ],
+)
+def test_mem002s_example_fits_the_rig(
+    run_cli, tmp_path, rig: str, parallelism: str, degrees: str, gpus: int
+) -> None:  # type: ignore[no-untyped-def]
+    """MEM002's example degrees multiply to no more GPUs than the rig has: the model's split is kept
+    where it fits, else cut to the largest of its divisors that fit."""
+    workload = tmp_path / "w.yaml"
+    workload.write_text(
+        "apiVersion: rigcheck/v1\nkind: Workload\nname: w\nmodel: {preset: llama-2-7b}\ntask: pretrain\n"
+        f"parallelism: {parallelism}\n"
+    )
+    report = run_cli("check", rig, str(workload), "--select", "MEM002", "-f", "json").json()
+    [finding] = [f for f in report["findings"] if f["code"] == "MEM002"]
+    assert f"for example {degrees})" in finding["fix"]
+    numbers = [int(word) for word in degrees.replace(",", "").split() if word.isdigit()]
+    product = 1
+    for number in numbers:
+        product *= number
+    assert product <= gpus

@@ -128,6 +128,24 @@ ASSUMED = Rule(
 )
 
 
+def _degrees_within(par: Any, available: int) -> str:
+    """Degrees whose product fits ``available`` GPUs: the model's own split (tp x pp x cp) kept where it
+    fits and dp filling the rest; else cp, then pp, then tp cut to the largest of their divisors that
+    fit (a 2-GPU rig asked for tp 4 gets tp 2, not dp 1 with tp 4)."""
+
+    def largest_divisor(value: int, most: int) -> int:
+        return max(d for d in range(1, value + 1) if value % d == 0 and d <= max(1, most))
+
+    tp, pp, cp = par.tp, par.pp, par.cp
+    if tp * pp * cp > available:
+        cp = largest_divisor(cp, available // (tp * pp)) if tp * pp <= available else 1
+        pp = largest_divisor(pp, available // (tp * cp)) if tp * cp <= available else 1
+        tp = largest_divisor(tp, available // (pp * cp))
+    dp = max(1, available // (tp * pp * cp))
+    parts = [f"dp {dp}", f"tp {tp}", f"pp {pp}"] + ([f"cp {cp}"] if cp > 1 else [])
+    return ", ".join(parts[:-1]) + f" and {parts[-1]}"
+
+
 class VramFitChecker(Checker):
     """MEM002 for the rig, MEM001/MEM003 once per GPU model and memory size, then MEM004: rig-wide findings
     around the walk, so a plain Checker."""
@@ -192,8 +210,8 @@ class VramFitChecker(Checker):
                 related=related,
                 evidence=evidence,
                 subject=subject,
-                fix=f"fit the degrees to {available} GPUs (for example dp {max(1, available // (par.tp * par.pp))} "
-                f"with tp {par.tp} and pp {par.pp}), or add nodes",
+                fix=f"fit the degrees to {available} GPUs (for example {_degrees_within(par, available)}), or "
+                "add nodes",
             )
         used = "" if world == available else f" ({available - world} left idle)"
         ranks = "1 rank" if world == 1 else f"{world} ranks"
