@@ -29,6 +29,7 @@ Spec = str | os.PathLike[str] | Mapping[str, Any]
 @contextlib.contextmanager
 def _paths(*specs: Spec | None) -> Iterator[list[str | None]]:
     """File paths for ``specs``: paths and shipped names as given, mappings written to a temporary folder."""
+    from rigcheck.core.spec.boundary import replacing
     from rigcheck.core.spec.yaml_writer import dump_yaml
 
     with tempfile.TemporaryDirectory(prefix="rigcheck-api-") as folder:
@@ -38,7 +39,7 @@ def _paths(*specs: Spec | None) -> Iterator[list[str | None]]:
                 paths.append(None)
             elif isinstance(spec, Mapping):
                 path = os.path.join(folder, f"spec{number}.yaml")
-                with open(path, "w", encoding="utf-8") as handle:
+                with replacing(path) as handle:  # the one writer (rigcheck.core.spec.boundary)
                     handle.write(dump_yaml(dict(spec)))
                 paths.append(path)
             else:

@@ -18,13 +18,19 @@ from rigcheck.core.engine.views import NodeView
 RDMA_KINDS = ("infiniband", "roce", "efa", "omni-path")
 
 
+def link_names(link: Any) -> list[str]:
+    """The interface or HCA names one network link declares (``interface: "mlx5_0,mlx5_1"``)."""
+    return [part.strip() for part in (link.interface or "").split(",") if part.strip()]
+
+
+def carries_gpu_traffic(link: Any) -> bool:
+    """A port for GPU traffic: role compute, any, or unstated (not management, storage or frontend)."""
+    return link.role in (None, "compute", "any")
+
+
 def declared_interfaces(node: NodeView) -> list[str]:
-    """Interface and HCA names the node's network links declare (``interface: "mlx5_0,mlx5_1"``)."""
-    names: list[str] = []
-    for link in node.spec.network or ():
-        if link.interface:
-            names.extend(part.strip() for part in link.interface.split(",") if part.strip())
-    return names
+    """Interface and HCA names the node's network links declare."""
+    return [name for link in node.spec.network or () for name in link_names(link)]
 
 
 @dataclass(frozen=True)
@@ -80,22 +86,18 @@ def port_open(port: int, ranges: list[tuple[int, int]]) -> bool:
     return any(start <= port <= end for start, end in ranges)
 
 
-def _names(link: Any) -> list[str]:
-    return [part.strip() for part in (link.interface or "").split(",") if part.strip()]
-
-
 def _selected(links: list[Any], value: str | None) -> list[Any]:
     """The links an interface list selects: a link matches when one of its declared names does (a link
     that names each of its ports keeps the ports named); where no link declares a name, the list cannot
     be read against them and every link counts."""
     if not value or len(value.strip()) <= 1:  # NCCL ignores a value of one character
         return links
-    if not any(_names(link) for link in links):
+    if not any(link_names(link) for link in links):
         return links
     parsed = InterfaceList.parse(value)
     chosen = []
     for link in links:
-        names = _names(link)
+        names = link_names(link)
         hits = sum(parsed.matches(name) for name in names)
         if not hits:
             continue
@@ -103,10 +105,6 @@ def _selected(links: list[Any], value: str | None) -> list[Any]:
             link = link.model_copy(update={"count": hits})
         chosen.append(link)
     return chosen
-
-
-def _for_gpus(link: Any) -> bool:
-    return link.role in (None, "compute", "any")
 
 
 @dataclass(frozen=True)
@@ -121,7 +119,7 @@ class NcclChoice:
     @property
     def management(self) -> list[Any]:
         """Chosen links the rig marks as management, storage or frontend ports."""
-        return [link for link in self.links if not _for_gpus(link)]
+        return [link for link in self.links if not carries_gpu_traffic(link)]
 
 
 def nccl_choice(node: NodeView) -> NcclChoice:
@@ -136,7 +134,7 @@ def nccl_choice(node: NodeView) -> NcclChoice:
     links = [link for link in node.spec.network or ()]
     net = str(env.get("NCCL_NET", "")).strip().lower()
     ib_off = str(env.get("NCCL_IB_DISABLE", "")).strip() not in ("", "0") or net == "socket"
-    rdma = [link for link in links if link.kind in RDMA_KINDS and _for_gpus(link)]
+    rdma = [link for link in links if link.kind in RDMA_KINDS and carries_gpu_traffic(link)]
     if rdma and not ib_off:
         hca = env.get("NCCL_IB_HCA")
         chosen = _selected(rdma, str(hca) if hca else None)
@@ -149,9 +147,9 @@ def nccl_choice(node: NodeView) -> NcclChoice:
     ifname = env.get("NCCL_SOCKET_IFNAME")
     # the default takes the Ethernet ports for GPU traffic (IPoIB over RDMA ports, which NCCL would try
     # first by its "ib" prefix, runs TCP at rates rigcheck has no figure for)
-    default = _fastest([link for link in links if _for_gpus(link) and link.kind not in RDMA_KINDS])
+    default = _fastest([link for link in links if carries_gpu_traffic(link) and link.kind not in RDMA_KINDS])
     if not default:
-        default = _fastest([link for link in links if _for_gpus(link)])
+        default = _fastest([link for link in links if carries_gpu_traffic(link)])
     chosen, why = default, "the node's ports for GPU traffic"
     if ifname and len(str(ifname).strip()) > 1:
         selected = _fastest(_selected(links, str(ifname)))

@@ -63,7 +63,7 @@ def network_path(node: Any, facts: Mapping[str, Any]) -> Path | None:
     """The node's network as NCCL uses it (:func:`rigcheck.core.estimate.network.nccl_choice`): each
     chosen link's line rate x ports x the efficiency of its transport (RDMA, RDMA staged through host
     memory, TCP sockets)."""
-    from rigcheck.core.estimate.network import nccl_choice
+    from rigcheck.core.estimate.network import carries_gpu_traffic, nccl_choice
 
     efficiency = facts["network_efficiency"]
     latency = facts["latency_us"]
@@ -82,7 +82,7 @@ def network_path(node: Any, facts: Mapping[str, Any]) -> Path | None:
         label = {"rdma": "RDMA", "rdma_without_gpudirect": "RDMA through host memory", "tcp": "TCP"}[
             transport
         ]
-        role = f", the {link.role} port" if link.role not in (None, "compute", "any") else ""
+        role = "" if carries_gpu_traffic(link) else f", the {link.role} port"
         parts.append(f"{link.count} x {rate:g} Gb/s {link.kind} ({label}, x {share:g}{role})")
     if not total:
         return None

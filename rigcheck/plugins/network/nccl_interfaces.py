@@ -14,7 +14,14 @@ from rigcheck.core.engine.findings import Finding, Severity
 from rigcheck.core.engine.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.engine.rules import Rule, RuleDocs
 from rigcheck.core.estimate.links import link_gbit_per_s
-from rigcheck.core.estimate.network import RDMA_KINDS, InterfaceList, declared_interfaces, nccl_choice
+from rigcheck.core.estimate.network import (
+    RDMA_KINDS,
+    InterfaceList,
+    carries_gpu_traffic,
+    declared_interfaces,
+    link_names,
+    nccl_choice,
+)
 
 _ENV_DOCS = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"
 
@@ -52,22 +59,12 @@ INTERFACES = Rule(
 
 def _hca_names(node: NodeView) -> list[str]:
     """HCA names the node's RDMA links declare."""
-    return [
-        part.strip()
-        for link in node.spec.network or ()
-        if link.kind in RDMA_KINDS and link.interface
-        for part in link.interface.split(",")
-        if part.strip()
-    ]
+    return [name for link in node.spec.network or () if link.kind in RDMA_KINDS for name in link_names(link)]
 
 
 def _data_port_names(node: NodeView) -> str:
     return ", ".join(
-        part.strip()
-        for link in node.spec.network or ()
-        if link.role in (None, "compute", "any") and link.interface
-        for part in link.interface.split(",")
-        if part.strip()
+        name for link in node.spec.network or () if carries_gpu_traffic(link) for name in link_names(link)
     )
 
 
@@ -77,7 +74,7 @@ def _slower_than_the_data_ports(node: NodeView) -> str:
     choice = nccl_choice(node)
     if choice.transport != "socket" or not choice.links:
         return ""
-    data = [link for link in node.spec.network or () if link.role in (None, "compute", "any")]
+    data = [link for link in node.spec.network or () if carries_gpu_traffic(link)]
     fastest = max((link_gbit_per_s(link) or 0.0 for link in data), default=0.0)
     chosen = max(link_gbit_per_s(link) or 0.0 for link in choice.links)
     if not choice.management and chosen >= fastest:

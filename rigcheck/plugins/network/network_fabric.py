@@ -18,7 +18,7 @@ from rigcheck.core.engine.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.engine.rules import Rule, RuleDocs
 from rigcheck.core.engine.workload_on_rig import job_nodes, rig_gpu_nodes
 from rigcheck.core.estimate.links import link_gbit_per_s
-from rigcheck.core.estimate.network import nccl_choice
+from rigcheck.core.estimate.network import carries_gpu_traffic, nccl_choice
 from rigcheck.core.spec.models.workload import Workload
 from rigcheck.core.spec.numbers import fmt
 
@@ -122,7 +122,7 @@ class NetworkFabricChecker(WorkloadOnRigChecker):
         total = sum(rate * link.count for rate, link in known)
         described = " + ".join(
             f"{link.count} x {fmt(rate)} Gb/s {link.kind}"
-            + (f" {link.role} port" if link.role not in (None, "compute", "any") else "")
+            + ("" if carries_gpu_traffic(link) else f" {link.role} port")
             for rate, link in known
         ) + (f", chosen by {choice.why}" if "NCCL_" in choice.why else "")
         if not known:

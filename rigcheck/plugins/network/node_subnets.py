@@ -14,6 +14,7 @@ from rigcheck.core.engine.context import CheckContext, NodeView
 from rigcheck.core.engine.findings import Finding, Severity
 from rigcheck.core.engine.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.engine.rules import Rule, RuleDocs
+from rigcheck.core.estimate.network import carries_gpu_traffic
 
 SUBNETS = Rule(
     code="NET007",
@@ -38,9 +39,7 @@ SUBNETS = Rule(
 
 def _subnets(node: NodeView) -> set[str]:
     return {
-        link.subnet.strip()
-        for link in node.spec.network or ()
-        if link.subnet and link.role in (None, "compute", "any")
+        link.subnet.strip() for link in node.spec.network or () if link.subnet and carries_gpu_traffic(link)
     }
 
 
