@@ -91,9 +91,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from rigcheck.commands import version
 
         args.handler, args.plugins = version.run, []
-    token = None
+    token = stdin = None
     try:
         token = _confine(args)
+        stdin = _take_stdin(args)
         return int(args.handler(args))
     except KeyboardInterrupt:
         print("rigcheck: interrupted", file=sys.stderr)
@@ -123,6 +124,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return EXIT_ERROR
     finally:
+        if stdin is not None:
+            from rigcheck.core.spec.boundary import drop_stdin
+
+            drop_stdin(stdin)
         if token is not None:
             from rigcheck.core.spec.boundary import reset_root
 
@@ -149,6 +154,7 @@ COMMANDS = (
     "evidence",
     "merge",
     "measure",
+    "completion",
     "version",
 )
 
@@ -174,6 +180,43 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     for name in commands:
         importlib.import_module(f"rigcheck.commands.{name}").add_parser(subparsers)
     return parser
+
+
+#: The arguments that may name a spec file, and so may be ``-`` (standard input).
+_SPEC_ARGUMENTS = ("paths", "files", "rig", "workload")
+
+
+def _take_stdin(args: argparse.Namespace) -> Any:
+    """A spec given as ``-``: standard input is read once (capped as a spec file is) and stands for the
+    file ``--stdin-filename`` names (else ``<stdin>``), and the ``-`` is replaced by that name; the token
+    to drop it with, or None when no argument is ``-``."""
+    named = [key for key in _SPEC_ARGUMENTS for value in _listed(getattr(args, key, None)) if value == "-"]
+    if not named:
+        return None
+    from rigcheck.core.engine.errors import UsageError
+
+    if len(named) > 1:
+        raise UsageError("standard input (-) can stand for one spec only")
+    from rigcheck.core.spec.boundary import BoundaryError, take_stdin
+    from rigcheck.core.spec.loader import max_file_bytes
+
+    name = getattr(args, "stdin_filename", None)
+    try:
+        token = take_stdin(name, max_file_bytes())
+    except BoundaryError as exc:
+        raise UsageError(exc.reason) from None
+    shown = name or "<stdin>"
+    for key in _SPEC_ARGUMENTS:
+        value = getattr(args, key, None)
+        if isinstance(value, list):
+            setattr(args, key, [shown if item == "-" else item for item in value])
+        elif value == "-":
+            setattr(args, key, shown)
+    return token
+
+
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
 
 
 def _confine(args: argparse.Namespace) -> Any:

@@ -39,7 +39,7 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="FORMAT",
-        help="report format: text, json, sarif, junit, github, markdown (or a plugin's); repeatable, each "
+        help="report format: text, json, sarif, junit, github, markdown, html (or a plugin's); repeatable, each "
         "paired with an --output by position (default: text, or github under GitHub Actions)",
     )
     parser.add_argument(
@@ -108,6 +108,13 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="list every finding, passes too, with its evidence"
+    )
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="text format: list only the warnings and failures, with no header or summary (the exit code "
+        "says the verdict); other formats are unchanged",
     )
     parser.add_argument(
         "--show-passes",
@@ -196,6 +203,16 @@ def add_jobs_option(parser: argparse.ArgumentParser) -> None:
         help="check the runs in up to N worker processes where that pays (default: the CPUs this process "
         "may use; 1: all in this process). Never more workers than those CPUs, nor than one per 128 runs; "
         "with --isolate-plugins, or where the process cannot fork, all in this process",
+    )
+
+
+def add_stdin_option(parser: argparse.ArgumentParser) -> None:
+    """``--stdin-filename``: the name a spec given as ``-`` (read from standard input) stands for."""
+    parser.add_argument(
+        "--stdin-filename",
+        metavar="NAME",
+        help="a spec given as - is read from standard input; NAME is the file it stands for (in "
+        "locations, suppressions and the config found from it; default: <stdin>)",
     )
 
 

@@ -67,7 +67,13 @@ def use_color(color: str, *, to_file: bool) -> bool:
 
 
 def render_options(
-    registry: Registry | None, *, color: str, verbose: bool, to_file: bool, show_passes: bool = False
+    registry: Registry | None,
+    *,
+    color: str,
+    verbose: bool,
+    to_file: bool,
+    show_passes: bool = False,
+    quiet: bool = False,
 ) -> RenderOptions:
     """The renderers' options for one output: colour, Unicode where the output takes it, the rules of
     ``registry`` and the root that file paths are made relative to."""
@@ -80,6 +86,7 @@ def render_options(
         color=use_color(color, to_file=to_file),
         verbose=verbose,
         show_passes=show_passes or verbose,
+        quiet=quiet,
         unicode=unicode,
         rules=rules,
         root=report_root(),

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from rigcheck.commands._options import add_report_options
+from rigcheck.commands._options import add_report_options, add_stdin_option
 
 if TYPE_CHECKING:
     from rigcheck.core.engine.registry import Registry
@@ -24,10 +24,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "RIG and WORKLOAD are files, or the name of a shipped spec.",
     )
     parser.add_argument(
-        "rig", metavar="RIG", help="rig spec file, or the name of a shipped rig (home-2x3090)"
+        "rig",
+        metavar="RIG",
+        help="rig spec file, the name of a shipped rig (home-2x3090), or - for standard input",
     )
     parser.add_argument("workload", metavar="WORKLOAD", nargs="?", help="workload spec file or shipped name")
     add_report_options(parser)
+    add_stdin_option(parser)
     parser.set_defaults(handler=run, confined=True)
     return parser
 

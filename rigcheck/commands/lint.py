@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from rigcheck.commands._options import add_jobs_option, add_report_options
+from rigcheck.commands._options import add_jobs_option, add_report_options, add_stdin_option
 
 if TYPE_CHECKING:
     from rigcheck.core.lint.lint import Pipeline
@@ -21,9 +21,31 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "with rigs (runs_on:, and pairs/matrix in .rigcheck.yaml), check every rig alone and every pair, "
         "and write one report. Made for pull requests: SARIF, JUnit, GitHub annotations, Markdown.",
     )
-    parser.add_argument("paths", metavar="PATH", nargs="*", default=[], help="files or folders (default: .)")
+    parser.add_argument(
+        "paths",
+        metavar="PATH",
+        nargs="*",
+        default=[],
+        help="files or folders (default: .; - reads a spec from standard input)",
+    )
     add_report_options(parser)
+    parser.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="paths not to read, relative to the working folder (folders, files, globs; comma-separated; "
+        "repeatable); replaces the config's exclude",
+    )
+    parser.add_argument(
+        "--extend-exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="like --exclude, but adds to the config's exclude",
+    )
     add_jobs_option(parser)
+    add_stdin_option(parser)
     parser.set_defaults(handler=run, confined=True)
     return parser
 

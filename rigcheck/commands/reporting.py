@@ -58,6 +58,11 @@ class ReportRequest:
     verbose: bool
     show_passes: bool
     show_config: bool
+    #: ``-q``: the text format lists only the warnings and failures.
+    quiet: bool = False
+    #: ``lint --exclude`` (None: not given) and ``--extend-exclude``: globs relative to the working folder.
+    exclude: tuple[str, ...] | None = None
+    extend_exclude: tuple[str, ...] = ()
     #: ``lint --jobs``: worker processes (``check`` has one run: 1).
     jobs: int = 1
     #: ``--exit-zero``: findings never make the exit code 1.
@@ -88,10 +93,18 @@ class ReportRequest:
             verbose=args.verbose,
             show_passes=args.show_passes,
             show_config=args.show_config,
+            quiet=bool(getattr(args, "quiet", False)),
+            exclude=globs(args.exclude) if getattr(args, "exclude", None) else None,
+            extend_exclude=globs(getattr(args, "extend_exclude", None) or ()),
             jobs=jobs_to_use(getattr(args, "jobs", 1)),
             exit_zero=bool(getattr(args, "exit_zero", False)),
             statistics=bool(getattr(args, "statistics", False)),
         )
+
+
+def globs(values: Sequence[str]) -> tuple[str, ...]:
+    """``--exclude a,b --exclude c`` as ("a", "b", "c")."""
+    return tuple(glob.strip() for value in values for glob in value.split(",") if glob.strip())
 
 
 def jobs_to_use(given: int | None) -> int:
@@ -146,6 +159,7 @@ def run_report(args: argparse.Namespace, paths: list[str], build: Callable[[Pipe
             color=request.color,
             verbose=request.verbose,
             show_passes=request.show_passes,
+            quiet=request.quiet,
         )
     return EXIT_OK if request.exit_zero and report.exit_code == 1 else report.exit_code
 
@@ -230,6 +244,10 @@ def build_pipeline(request: ReportRequest) -> Pipeline:
         cli["ignore"] = list(request.ignore)
     if request.fail_on:
         cli["fail-on"] = request.fail_on
+    if request.exclude is not None:
+        cli["exclude"] = list(request.exclude)
+    if request.extend_exclude:
+        cli["extend-exclude"] = list(request.extend_exclude)
     settings = load_settings(
         list(request.paths), config_path=request.config, isolated=request.isolated, cli=cli
     )
@@ -310,12 +328,18 @@ def write_report(
     color: str,
     verbose: bool,
     show_passes: bool = False,
+    quiet: bool = False,
 ) -> None:
     """Render ``report`` into each output; under GitHub Actions the github format also appends the
     Markdown report to the job summary (GITHUB_STEP_SUMMARY)."""
     for output in outputs:
         options = render_options(
-            registry, color=color, verbose=verbose, to_file=output.path is not None, show_passes=show_passes
+            registry,
+            color=color,
+            verbose=verbose,
+            to_file=output.path is not None,
+            show_passes=show_passes,
+            quiet=quiet,
         )
         emit(output.render(report, options), output.path)
         if output.format == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):

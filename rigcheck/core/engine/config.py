@@ -331,6 +331,13 @@ def settings_from(config: Mapping[str, Any] | str, *, cli: Mapping[str, Any] | N
 
 def _apply_cli(settings: Settings, cli: Mapping[str, Any] | None) -> None:
     for key, value in (cli or {}).items():
+        if key in ("exclude", "extend-exclude"):  # typed relative to the working folder
+            value = _from_working_folder(value, settings.base)
+        if key == "extend-exclude":  # --extend-exclude adds to the config's exclude
+            chosen = settings.values["exclude"]
+            origin = f"{chosen.origin} + command line" if chosen.value else "command line"
+            settings.values["exclude"] = Setting([*chosen.value, *value], origin)
+            continue
         if key == "extend-select":  # --extend-select adds to the selection (an empty one selects every rule)
             chosen = settings.values["select"]
             if chosen.value:
@@ -344,6 +351,15 @@ def _apply_cli(settings: Settings, cli: Mapping[str, Any] | None) -> None:
         else:
             origin = "command line"
         settings.values[key] = Setting(value, origin)
+
+
+def _from_working_folder(patterns: Sequence[str], base: Path) -> list[str]:
+    """Command-line ``--exclude`` globs, typed relative to the working folder, as the config's are written:
+    relative to ``base`` (the config's folder). A glob without a slash matches a name anywhere and is kept."""
+    offset = os.path.relpath(Path.cwd(), base).replace(os.sep, "/")
+    if offset in (".", "") or offset.startswith(".."):
+        return list(patterns)
+    return [pattern if "/" not in pattern.rstrip("/") else f"{offset}/{pattern}" for pattern in patterns]
 
 
 def _apply_file(settings: Settings, path: Path) -> None:

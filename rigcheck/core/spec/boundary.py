@@ -63,6 +63,40 @@ class _Confinement:
 
 _ROOT: ContextVar[_Confinement | None] = ContextVar("rigcheck_checked_root", default=None)
 
+#: A spec given as ``-`` on the command line: the name it stands for (``--stdin-filename``, else
+#: ``<stdin>``) and the bytes read from standard input, once. Reading that name reads these bytes.
+_STDIN: ContextVar[tuple[str, bytes] | None] = ContextVar("rigcheck_stdin", default=None)
+
+#: The name a spec read from standard input has when no ``--stdin-filename`` is given.
+STDIN_NAME = "<stdin>"
+
+
+def take_stdin(name: str | None, limit: int, stream: Any = None) -> Token[tuple[str, bytes] | None]:
+    """Read standard input (or ``stream``, a binary file) once, up to ``limit`` bytes, and let it stand
+    for the file ``name`` (``--stdin-filename``; None: :data:`STDIN_NAME`): every read of that name
+    through this module returns these bytes (ruff's ``--stdin-filename``). :class:`BoundaryError` when
+    the input is over ``limit``. The token resets it (:func:`drop_stdin`)."""
+    import sys
+
+    source = stream if stream is not None else sys.stdin.buffer
+    data = source.read(limit + 1)
+    shown = name or STDIN_NAME
+    if len(data) > limit:
+        raise BoundaryError(shown, f"standard input is over {limit:,} bytes, the most rigcheck reads")
+    return _STDIN.set((shown, data))
+
+
+def drop_stdin(token: Token[tuple[str, bytes] | None]) -> None:
+    _STDIN.reset(token)
+
+
+def stdin_bytes(path: str | os.PathLike[str]) -> bytes | None:
+    """The bytes standard input gave for ``path``, when ``path`` is the name it stands for; else None."""
+    taken = _STDIN.get()
+    if taken is None or os.fspath(path) != taken[0]:
+        return None
+    return taken[1]
+
 
 class BoundaryError(Exception):
     """A path outside the checked root, or a file that is not a regular file or is over its cap."""
@@ -150,7 +184,13 @@ def _open_regular(path: str | os.PathLike[str]) -> Iterator[int]:
 
 def read_regular(path: str | os.PathLike[str], limit: int, *, inside: bool = True) -> bytes:
     """Up to ``limit`` bytes of a regular file (``inside``: within the checked root), or
-    :class:`BoundaryError`; ``OSError`` for a file that cannot be opened."""
+    :class:`BoundaryError`; ``OSError`` for a file that cannot be opened. The name standard input
+    stands for (:func:`take_stdin`) reads its bytes."""
+    given = stdin_bytes(path)
+    if given is not None:
+        if len(given) > limit:
+            raise BoundaryError(str(path), f"the file is over {limit:,} bytes, the most rigcheck reads")
+        return given
     if inside:
         check_inside(path)
     chunks, left = [], limit + 1
@@ -194,6 +234,9 @@ def read_named(path: str | os.PathLike[str], limit: int) -> bytes:
 def read_head(path: str | os.PathLike[str], size: int) -> bytes:
     """The first ``size`` bytes of a regular file (no root check, no cap): for telling a spec from
     other YAML. :class:`BoundaryError` for what is not a regular file, ``OSError`` if unreadable."""
+    given = stdin_bytes(path)
+    if given is not None:
+        return given[:size]
     with _open_regular(path) as descriptor:
         return os.read(descriptor, size)
 

@@ -41,8 +41,13 @@ def discover(
     """The spec files under ``paths`` (files named explicitly are always included), sorted, unique."""
     base = base or Path.cwd()
     found: dict[str, SpecFile] = {}
+    from rigcheck.core.spec.boundary import stdin_bytes
+
     for argument in paths or ["."]:
         path = Path(argument)
+        if stdin_bytes(argument) is not None:  # ``-``: standard input, under the name it stands for
+            found.setdefault(_key(path), SpecFile(argument, None, named=True))
+            continue
         if not path.exists():
             raise UsageError(f"rigcheck lint: {argument}: no such file or folder")
         if path.is_file():

@@ -34,8 +34,16 @@ def shipped_specs(kind: str) -> dict[str, Path]:
 
 
 def resolve_spec_argument(argument: str, kind: str) -> str:
-    """A path to read for ``argument``: the file itself, or a shipped spec of that name."""
-    if os.path.exists(argument) or os.sep in argument or argument.endswith((".yaml", ".yml")):
+    """A path to read for ``argument``: the file itself (or the name standard input stands for), or a
+    shipped spec of that name."""
+    from rigcheck.core.spec.boundary import stdin_bytes
+
+    if (
+        stdin_bytes(argument) is not None
+        or os.path.exists(argument)
+        or os.sep in argument
+        or argument.endswith((".yaml", ".yml"))
+    ):
         return argument
     shipped = shipped_specs(kind)
     path = shipped.get(argument)

@@ -14,7 +14,8 @@ class RenderOptions:
     """How to render.
 
     ``color`` only on a terminal (never with NO_COLOR); ``verbose`` shows evidence; ``show_passes``
-    lists the passed checks (the text format otherwise counts them); ``rules`` maps
+    lists the passed checks (the text format otherwise counts them); ``quiet`` (``-q``) makes the text
+    format list only the warnings and failures, with no header or summary (ruff's ``--quiet``); ``rules`` maps
     each rule code to its :class:`rigcheck.core.engine.rules.Rule` (for SARIF ``rules[]``, help texts and
     titles); ``root`` is the directory file paths are made relative to (the repository root, for
     SARIF and GitHub annotations).
@@ -23,6 +24,7 @@ class RenderOptions:
     color: bool = False
     verbose: bool = False
     show_passes: bool = False
+    quiet: bool = False
     unicode: bool = True
     rules: Mapping[str, Any] = field(default_factory=dict)
     root: str | None = None

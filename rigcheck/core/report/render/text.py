@@ -26,6 +26,8 @@ _VERDICT = {"pass": "PASS", "warn": "WARN", "fail": "FAIL"}
 
 
 def render_text(report: Report, options: RenderOptions) -> str:
+    if options.quiet:
+        return _render_quiet(report, options)
     if report.runs:
         return _render_lint(report, options)
     if not options.show_passes:
@@ -89,6 +91,18 @@ def _render_compact(report: Report, options: RenderOptions) -> str:
     lines.append(_verdict_line(report, paint))
     lines.extend(_by_rule(counted, paint))
     return _join(lines)
+
+
+def _render_quiet(report: Report, options: RenderOptions) -> str:
+    """``-q``: the warnings and failures that count, each with its place and fix, and nothing else (no
+    header, no passes or questions, no summary); empty when there are none. The exit code says the rest."""
+    paint = _painter(options.color)
+    marks = _MARKS if options.unicode else _ASCII
+    path_of = functools.cache(shown_path)
+    lines: list[str] = []
+    for finding in findings_where(report.findings, (Severity.FAIL, Severity.WARN), counting=True):
+        lines.extend(_finding_lines(finding, marks, paint, False, path_of))
+    return _join(lines) if lines else ""
 
 
 def _by_rule(findings: list[Finding], paint) -> list[str]:  # type: ignore[no-untyped-def]
