@@ -60,3 +60,28 @@ def test_wheel_installs_and_checks_shipped_specs(tmp_path: Path) -> None:
     }  # no --evidence
     assert "site-packages" in report["inputs"][0]["path"]  # read from the wheel, not the checkout
     assert {f["code"] for f in report["findings"]} >= {"PLT001", "PLT002", "PLT003", "MEM001", "BW003"}
+
+
+@pytest.mark.slow
+def test_sdist_and_wheel_build_and_pass_twine_check(tmp_path: Path) -> None:
+    """``python -m build`` makes both, and ``twine check`` (PyPI's own rendering of the README as the
+    long description, and the metadata) accepts them: what publishing needs."""
+    pytest.importorskip("twine")
+    dist = tmp_path / "dist"
+    subprocess.run(
+        [sys.executable, "-m", "build", "--outdir", str(dist), str(REPO)],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    built = sorted(path.name for path in dist.iterdir())
+    assert [name.endswith(".tar.gz") for name in built].count(True) == 1
+    assert [name.endswith(".whl") for name in built].count(True) == 1
+    checked = subprocess.run(
+        [sys.executable, "-m", "twine", "check", "--strict", *map(str, dist.iterdir())],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert checked.stdout.count("PASSED") == 2
