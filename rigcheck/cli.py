@@ -95,6 +95,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         token = _confine(args)
         stdin = _take_stdin(args)
+        if getattr(args, "allow_network", False):  # a model's config may be fetched from the hub
+            from rigcheck.core.estimate.hf_cache import allowing_network
+
+            with allowing_network(True):
+                return int(args.handler(args))
         return int(args.handler(args))
     except KeyboardInterrupt:
         print("rigcheck: interrupted", file=sys.stderr)

@@ -59,6 +59,13 @@ class CliResult:
         return json.loads(self.out)
 
 
+@pytest.fixture(autouse=True)
+def _no_real_hub(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reaches the real Hugging Face hub: a model id not in the cache is fetched (estimate and
+    plan do so by default) from a port nothing listens on, unless the test sets up a stand-in hub."""
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+
+
 @pytest.fixture
 def run_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Callable[..., CliResult]:
     """Run ``rigcheck ARGS...`` in this process; returns exit code, stdout and stderr."""

@@ -1,7 +1,8 @@
 """Issue 48: a Hugging Face model id (``model: {hf: ORG/NAME}``, or an ``ORG/NAME`` given as ``preset:``)
 is read from the local Hugging Face cache, as huggingface_hub lays it out: ``refs/<revision>`` names a
-commit, ``snapshots/<commit>/config.json`` links into ``blobs/``. Never from the network; a model not
-in the cache is one line naming the command that fetches its config, exit 2.
+commit, ``snapshots/<commit>/config.json`` links into ``blobs/``. A model not in the cache is fetched
+(config.json alone) only where the network is allowed, here from a stand-in hub on 127.0.0.1, never the
+real one; otherwise it is one line naming the command that fetches its config, exit 2.
 
 Hand-worked for Mistral-7B-v0.3 (its config.json: 32 layers, hidden 4,096, 32 heads, 8 KV heads of
 128, MLP 14,336, vocabulary 32,768, untied): per layer 4,096 x (4,096 + 2 x 1,024 + 4,096) attention +
@@ -84,7 +85,7 @@ def test_hf_home_and_a_revision(run_cli, tmp_path, monkeypatch) -> None:  # type
 def test_not_cached_is_one_line_naming_the_fetch(run_cli, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty"))
     path = _workload(tmp_path, "{hf: mistralai/Mistral-7B-v0.3}")
-    result = run_cli("estimate", path)
+    result = run_cli("estimate", path, "--offline")
     assert result.exit_code == 2 and "Traceback" not in result.err
     [line] = result.err.strip().splitlines()
     assert line.startswith(f"{path}:4:") and "/model/hf" in line
@@ -108,3 +109,133 @@ def test_what_is_not_an_id_is_refused(run_cli, tmp_path, monkeypatch, bad: str) 
     monkeypatch.setenv("HF_HUB_CACHE", str(_cache(tmp_path)))
     result = run_cli("estimate", _workload(tmp_path, f"{{hf: '{bad}'}}"))
     assert result.exit_code == 2 and "Traceback" not in result.err
+
+
+class _StandInHub:
+    """A local stand-in for the hub's file endpoint on 127.0.0.1 (``HF_ENDPOINT``), answering as
+    huggingface.co does: ``HEAD``/``GET /{org}/{name}/resolve/{revision}/{file}`` with the commit in
+    ``X-Repo-Commit`` and the file's ``ETag``; a gated model is 401 with ``X-Error-Code: GatedRepo``, an
+    unknown one 404 with ``RepoNotFound`` (huggingface_hub ``utils/_http.py`` reads these headers)."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        hub = self
+        self.requested: list[str] = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:  # type: ignore[no-untyped-def]
+                pass
+
+            def _answer(self, body: bool) -> None:
+                hub.requested.append(self.path)
+                parts = self.path.split("?")[0].strip("/").split("/")
+                repo, file = "/".join(parts[:2]), "/".join(parts[4:])
+                if repo == "mistralai/Mistral-7B-v0.3" and file == "config.json":
+                    data = json.dumps(CONFIG).encode()
+                    self.send_response(200)
+                    self.send_header("X-Repo-Commit", COMMIT)
+                    self.send_header("ETag", '"0f3b5c"')
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    if body:
+                        self.wfile.write(data)
+                    return
+                gated = repo == "meta-llama/Llama-3.1-8B"
+                self.send_response(401 if gated else 404)
+                self.send_header("X-Error-Code", "GatedRepo" if gated else "RepoNotFound")
+                self.send_header(
+                    "X-Error-Message", "Access to this model is restricted" if gated else "not found"
+                )
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def do_HEAD(self) -> None:
+                self._answer(body=False)
+
+            def do_GET(self) -> None:
+                self._answer(body=True)
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def stand_in_hub(monkeypatch, tmp_path):  # type: ignore[no-untyped-def]
+    pytest.importorskip("huggingface_hub")
+    hub = _StandInHub()
+    monkeypatch.setenv("HF_ENDPOINT", hub.url)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    yield hub
+    hub.close()
+
+
+def test_estimate_fetches_the_config_alone_into_the_cache(run_cli, tmp_path, stand_in_hub) -> None:  # type: ignore[no-untyped-def]
+    path = _workload(tmp_path, "{hf: mistralai/Mistral-7B-v0.3}")
+    result = run_cli("estimate", path, "-f", "json")
+    assert result.exit_code == 0, result.err
+    assert json.loads(result.out)["model"]["params_b"] == pytest.approx(PARAMS / 1e9, abs=5e-4)
+    assert stand_in_hub.requested and all(p.endswith("/config.json") for p in stand_in_hub.requested)
+    folder = tmp_path / "cache" / "models--mistralai--Mistral-7B-v0.3"
+    assert (folder / "refs" / "main").read_text() == COMMIT  # the hub's layout: read back as any cached one
+    asked = len(stand_in_hub.requested)
+    again = run_cli("estimate", path, "--offline", "-f", "json")  # now cached: offline works
+    assert again.exit_code == 0 and len(stand_in_hub.requested) == asked
+
+
+def test_offline_and_check_without_allow_network_never_ask_hub(
+    run_cli, tmp_path, stand_in_hub, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    path = _workload(tmp_path, "{hf: mistralai/Mistral-7B-v0.3}")
+    offline = run_cli("estimate", path, "--offline")
+    assert offline.exit_code == 2 and "hf download mistralai/Mistral-7B-v0.3 config.json" in offline.err
+    rig = "home-2x3090"
+    assert run_cli("check", rig, path).exit_code == 2  # check and lint: the cache only, by default
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert run_cli("estimate", path).exit_code == 2  # huggingface_hub's own switch wins
+    assert stand_in_hub.requested == []
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    fetched = run_cli("check", rig, path, "--allow-network", "-f", "json")
+    assert fetched.exit_code in (0, 1) and stand_in_hub.requested
+
+
+@pytest.mark.parametrize(
+    ("model", "says"),
+    [
+        ("meta-llama/Llama-3.1-8B", "is a gated model: accept its terms at"),
+        ("nobody/no-such-model", "no such model on"),
+    ],
+)
+def test_gated_and_unknown_models_say_so_in_one_line(
+    run_cli, tmp_path, stand_in_hub, model: str, says: str
+) -> None:  # type: ignore[no-untyped-def]
+    path = _workload(tmp_path, f"{{hf: {model}}}")
+    result = run_cli("estimate", path)
+    assert result.exit_code == 2 and "Traceback" not in result.err
+    [line] = result.err.strip().splitlines()
+    assert line.startswith(f"{path}:4:") and says in line and stand_in_hub.url in line
+
+
+def test_no_hub_to_reach_is_one_line_too(run_cli, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    pytest.importorskip("huggingface_hub")
+    import socket
+
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    result = run_cli("estimate", _workload(tmp_path, "{hf: mistralai/Mistral-7B-v0.3}"))
+    assert result.exit_code == 2 and "Traceback" not in result.err
+    [line] = result.err.strip().splitlines()
+    assert "cannot fetch the config of mistralai/Mistral-7B-v0.3" in line and "hf download" in line

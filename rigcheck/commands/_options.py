@@ -128,6 +128,12 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--isolated", action="store_true", help="ignore every config file")
     parser.add_argument(
+        "--allow-network",
+        action="store_true",
+        help="fetch the config.json of a Hugging Face model id (model: {hf: ORG/NAME}) that is not in the "
+        "local cache (never weights; HF_HUB_OFFLINE=1 forbids it). Default: the cache only",
+    )
+    parser.add_argument(
         "--show-config",
         action="store_true",
         help="print the effective settings and where each came from, and exit",
@@ -203,6 +209,18 @@ def add_jobs_option(parser: argparse.ArgumentParser) -> None:
         help="check the runs in up to N worker processes where that pays (default: the CPUs this process "
         "may use; 1: all in this process). Never more workers than those CPUs, nor than one per 128 runs; "
         "with --isolate-plugins, or where the process cannot fork, all in this process",
+    )
+
+
+def add_offline_option(parser: argparse.ArgumentParser) -> None:
+    """``--offline`` of estimate and plan, which otherwise fetch a missing Hugging Face config."""
+    parser.add_argument(
+        "--offline",
+        dest="allow_network",
+        action="store_false",
+        default=True,
+        help="never fetch a Hugging Face model's config.json: the local cache only (also HF_HUB_OFFLINE=1); "
+        "by default one not in the cache is fetched (the config alone, never weights)",
     )
 
 

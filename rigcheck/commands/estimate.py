@@ -9,7 +9,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from rigcheck.commands._options import add_plugin_options
+from rigcheck.commands._options import add_offline_option, add_plugin_options
 from rigcheck.commands._shared import emit, load_registry, load_specs
 from rigcheck.exit_codes import EXIT_FINDINGS, EXIT_OK
 
@@ -37,6 +37,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "estimate (extra trace: torch, transformers, peft; bitsandbytes for QLoRA and NF4)",
     )
     parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+    add_offline_option(parser)
     add_plugin_options(parser)
     parser.set_defaults(handler=run, confined=True)
     return parser

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rigcheck.commands._options import add_plugin_options
+from rigcheck.commands._options import add_offline_option, add_plugin_options
 from rigcheck.commands._shared import emit, load_registry
 from rigcheck.exit_codes import EXIT_FINDINGS, EXIT_OK
 
@@ -58,6 +58,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("-f", "--format", choices=("text", "json", "markdown", "html"), default="text")
     parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+    add_offline_option(parser)
     add_plugin_options(parser)
     parser.set_defaults(handler=run, confined=True, mode="both")
     return parser

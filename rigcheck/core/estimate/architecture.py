@@ -581,11 +581,12 @@ class HfConfigError(ValueError):
 
 def _hub_config(repo_id: str, revision: str | None, pointer: str, fail: Any) -> dict[str, Any]:
     """Architecture numbers of a hub model id from its cached config.json
-    (:mod:`rigcheck.core.estimate.hf_cache`); refused at ``pointer`` when it is not cached."""
-    from rigcheck.core.estimate.hf_cache import NotCached, cached_config
+    (:mod:`rigcheck.core.estimate.hf_cache`, fetched where the network is allowed); refused at
+    ``pointer`` when it is not cached and cannot be fetched."""
+    from rigcheck.core.estimate.hf_cache import NotCached, config_path
 
     try:
-        path = cached_config(repo_id, revision)
+        path = config_path(repo_id, revision)
     except (NotCached, ValueError) as exc:
         raise fail(pointer, str(exc)) from None
     try:

@@ -4,14 +4,22 @@ The hub's cache layout (huggingface_hub ``file_download``, "Understand caching" 
 ``<cache>/models--<org>--<name>/refs/<revision>`` holds the commit a branch or tag points at, and
 ``<cache>/models--<org>--<name>/snapshots/<commit>/config.json`` the file (a link into ``blobs/``).
 ``<cache>`` is ``HF_HUB_CACHE``, else ``HF_HOME/hub``, else ``$XDG_CACHE_HOME/huggingface/hub``, else
-``~/.cache/huggingface/hub``. Only the config is read, never weights, and never from the network: a
-model not in the cache is named with the command that fetches its config.
+``~/.cache/huggingface/hub``. Only the config is read, never weights.
+
+A model not in the cache is fetched only where the command allows the network (:func:`allowing_network`:
+``estimate`` and ``plan`` unless ``--offline``; ``check`` and ``lint`` only with ``--allow-network``) and
+``HF_HUB_OFFLINE`` is not set: huggingface_hub's ``hf_hub_download`` writes config.json, and nothing
+else, into the same cache (from ``HF_ENDPOINT`` when set), and it is read back from there as any
+cached config is. Otherwise the message names the command that fetches it.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 #: A hub repository id: ``org/name`` (letters, digits, ``-``, ``_``, ``.``; no ``..``).
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
@@ -20,7 +28,92 @@ _REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$")
 
 
 class NotCached(Exception):
-    """The model's config is not in the cache; the message says how to fetch it."""
+    """The model's config is not in the cache (nor could be fetched); the message says what to do."""
+
+
+#: Whether the running command may fetch a config from the hub (set by :func:`allowing_network`).
+_NETWORK: ContextVar[bool] = ContextVar("rigcheck_hf_network", default=False)
+
+#: The values of ``HF_HUB_OFFLINE`` that mean offline (huggingface_hub ``constants._is_true``).
+_TRUE = frozenset({"1", "ON", "YES", "TRUE"})
+
+
+@contextmanager
+def allowing_network(allowed: bool) -> Iterator[None]:
+    """Let the code run inside fetch a missing config from the hub (``allowed``), or not."""
+    token = _NETWORK.set(allowed)
+    try:
+        yield
+    finally:
+        _NETWORK.reset(token)
+
+
+def network_allowed() -> bool:
+    """The command allows the network and ``HF_HUB_OFFLINE`` does not forbid it."""
+    return _NETWORK.get() and os.environ.get("HF_HUB_OFFLINE", "").upper() not in _TRUE
+
+
+def config_path(repo_id: str, revision: str | None = None) -> str:
+    """The cached config.json of ``repo_id`` at ``revision`` (:func:`cached_config`); when it is not
+    cached and the network is allowed, fetched first (:func:`fetch_config`)."""
+    try:
+        return cached_config(repo_id, revision)
+    except NotCached as missing:
+        if not network_allowed():
+            raise
+        first = missing
+    fetch_config(repo_id, revision, first)
+    return cached_config(repo_id, revision)
+
+
+def fetch_config(repo_id: str, revision: str | None, missing: NotCached) -> None:
+    """Download ``config.json`` alone into the hub cache with huggingface_hub (``hf_hub_download``, from
+    ``HF_ENDPOINT`` when set); :class:`NotCached` saying why when it cannot (gated, private or unknown
+    model, no such revision, no network, huggingface_hub not installed)."""
+    import logging
+
+    fetch = fetch_command(repo_id, revision)
+    try:
+        from huggingface_hub import errors, get_hf_file_metadata, hf_hub_download, hf_hub_url
+    except ImportError:
+        raise NotCached(f"{missing}; or pip install huggingface_hub so that rigcheck fetches it") from None
+    endpoint = (os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
+    quiet = logging.getLogger("huggingface_hub")  # its retry warnings are not rigcheck's one line
+    level = quiet.level
+    quiet.setLevel(logging.CRITICAL)
+    try:
+        # One HEAD first, without retries: where the hub cannot be reached, hf_hub_download retries
+        # for about 23 s before it gives up; this says so at once.
+        url = hf_hub_url(repo_id, "config.json", revision=revision, endpoint=endpoint)
+        get_hf_file_metadata(url, timeout=10)
+        hf_hub_download(
+            repo_id,
+            "config.json",
+            revision=revision,
+            cache_dir=hub_cache(),
+            endpoint=endpoint,
+            etag_timeout=10,
+        )
+    except errors.GatedRepoError:
+        raise NotCached(
+            f"{repo_id} is a gated model: accept its terms at {endpoint}/{repo_id} and log in "
+            f"(hf auth login, or HF_TOKEN), then run again, or fetch its config with: {fetch}"
+        ) from None
+    except errors.RevisionNotFoundError:
+        raise NotCached(f"{repo_id} has no revision {revision!r} on {endpoint}") from None
+    except errors.RepositoryNotFoundError:
+        raise NotCached(
+            f"{repo_id}: no such model on {endpoint} (a private one needs hf auth login or HF_TOKEN)"
+        ) from None
+    except errors.RemoteEntryNotFoundError:
+        raise NotCached(f"{repo_id} has no config.json on {endpoint}") from None
+    except Exception as exc:  # no network, a proxy, a timeout: huggingface_hub's and httpx's errors
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise NotCached(
+            f"cannot fetch the config of {repo_id} from {endpoint} ({reason}); {missing}"
+        ) from None
+    finally:
+        quiet.setLevel(level)
 
 
 def is_repo_id(text: str) -> bool:

@@ -241,7 +241,8 @@ class ModelSpec(SpecModel):
     hf: str | None = Field(
         None,
         description="A Hugging Face model id, org/name: its config.json is read from the local Hugging Face "
-        "cache (HF_HUB_CACHE, HF_HOME), never downloaded; `hf download ORG/NAME config.json` fetches it.",
+        "cache (HF_HUB_CACHE, HF_HOME); one not cached is fetched (the config alone) by estimate and plan "
+        "unless --offline, by check and lint only with --allow-network.",
     )
     revision: str | None = Field(
         None, description="The hub revision of `hf` (a branch, tag or commit; main when unset)."
