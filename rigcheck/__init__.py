@@ -40,6 +40,7 @@ _PUBLIC = {
     "find_label": "rigcheck.core.spec.labels",
     "check": "rigcheck.api",
     "estimate": "rigcheck.api",
+    "plan": "rigcheck.api",
 }
 
 __all__ = [
@@ -68,10 +69,11 @@ __all__ = [
     "estimate_workload",
     "find_label",
     "hookimpl",
+    "plan",
 ]
 
 if TYPE_CHECKING:
-    from rigcheck.api import check, estimate
+    from rigcheck.api import check, estimate, plan
     from rigcheck.core.catalog.catalog import GpuSpec
     from rigcheck.core.engine.checker import (
         Checker,

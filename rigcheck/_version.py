@@ -7,5 +7,6 @@ __version__ = "0.1.0"
 #: ``Rule.graded`` and ``CheckContext.first_gpu_node`` / ``estimate_for`` / ``estimate_on``; 1.2 added the
 #: ``rigcheck_config_schema`` hook with ``CheckContext.plugin_config`` (``plugins-config`` in the project
 #: config), ``rigcheck.SpecError`` and ``rigcheck.find_label``; 1.3 added ``CheckContext.selected``; 1.4 added
-#: the library functions ``rigcheck.check`` and ``rigcheck.estimate``.
-__plugin_api__ = "1.4"
+#: the library functions ``rigcheck.check`` and ``rigcheck.estimate``; 1.5 added ``Checker.gpu_vendor``,
+#: ``Checker.walked_gpus`` and ``rigcheck.plan``.
+__plugin_api__ = "1.5"

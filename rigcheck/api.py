@@ -1,9 +1,10 @@
-"""rigcheck as a library: what ``rigcheck check`` and ``rigcheck estimate`` give, without a shell.
+"""rigcheck as a library: what ``rigcheck check``, ``estimate`` and ``plan`` give, without a shell.
 
     import rigcheck
     report = rigcheck.check("rigs/box.yaml", "jobs/lora.yaml", select=["MEM", "PWR"])
     report.exit_code, [f.code for f in report.findings]
     rigcheck.estimate({"apiVersion": "rigcheck/v1", "kind": "Workload", ...}, rig="home-2x3090")["fit"]
+    rigcheck.plan("qwen-1.8b-law-lora", mode="buy", budget=5000)["answer"]
 
 A spec is a path to a file, the name of a shipped spec (``home-2x3090``), or a mapping (written to a
 temporary file, so that it is read, located and checked exactly as a file is). The command line's own
@@ -110,3 +111,39 @@ def estimate(workload: Spec, rig: Spec | None = None) -> dict[str, Any]:
             ctx = CheckContext(rig_doc, workload_doc, build_catalog(load_registry([])))
             return estimate_report.build(workload_doc, ctx)
         return estimate_report.build(load_workload(workload_file), None)
+
+
+def plan(
+    workload: Spec,
+    *,
+    mode: str = "both",
+    budget: float | None = None,
+    deadline: float | None = None,
+    gpus: Sequence[str] | None = None,
+    max_gpus: int = 64,
+    rigs: Sequence[Spec] = (),
+    currency: str = "USD",
+    electricity: float | str | None = None,
+    references: bool = True,
+) -> dict[str, Any]:
+    """``rigcheck plan WORKLOAD -f json`` as its data: the ranked rows, the answer, the prices used.
+    ``mode`` is rent, buy or both; ``gpus`` catalog names; ``rigs`` more rigs to check (paths, shipped
+    names or mappings); ``electricity`` a price per kWh or a rate's name (``industrial``, ``CN:residential``)."""
+    from rigcheck.commands.plan import plan_report
+
+    if mode not in ("rent", "buy", "both"):
+        from rigcheck.core.engine.errors import UsageError
+
+        raise UsageError(f"mode {mode!r}: rent, buy or both")
+    with _paths(workload, *rigs) as (workload_path, *rig_paths):
+        assert workload_path is not None
+        arguments = [workload_path, f"--{mode}", f"--max-gpus={max_gpus}", f"--currency={currency}"]
+        arguments += [f"--budget={budget}"] if budget is not None else []
+        arguments += [f"--deadline={deadline}"] if deadline is not None else []
+        arguments += [f"--gpus={','.join(gpus)}"] if gpus else []
+        arguments += [f"--electricity={electricity}"] if electricity is not None else []
+        arguments += [] if references else ["--no-references"]
+        for path in rig_paths:
+            arguments += ["--rig", str(path)]
+        data: dict[str, Any] = plan_report(_args("plan", arguments)).model_dump(mode="json")
+        return data

@@ -53,3 +53,31 @@ def test_bad_input_raises_what_the_cli_exits_2_on() -> None:
             {"apiVersion": "rigcheck/v1", "kind": "Rig", "name": "r", "nodes": [{"name": "n", "gpus": 2}]}
         )
     assert caught.value.problems and "/nodes/0/gpus" in str(caught.value)
+
+
+def test_plan_is_the_clis(run_cli) -> None:  # type: ignore[no-untyped-def]
+    """Same rows, answer and prices as ``rigcheck plan -f json``; a rig given as a mapping is a --rig file."""
+    args = [
+        "qwen-1.8b-law-lora",
+        "--buy",
+        "--gpus",
+        "RTX 3090,RTX 4090",
+        "--max-gpus",
+        "2",
+        "--no-references",
+    ]
+    cli = run_cli("plan", *args, "-f", "json").json()
+    data = rigcheck.plan(
+        "qwen-1.8b-law-lora", mode="buy", gpus=["RTX 3090", "RTX 4090"], max_gpus=2, references=False
+    )
+
+    def same(plan: dict) -> tuple:  # type: ignore[type-arg]
+        rows = [(r["candidate"], r["verdict"], r["cost"], r["hours"], r["why_not"]) for r in plan["rows"]]
+        return rows, plan["answer"], plan["electricity"]
+
+    assert same(json.loads(json.dumps(data))) == same(cli)
+    rig = load_yaml_file(resolve_spec_argument("home-2x3090", "Rig")).data
+    with_rig = rigcheck.plan("qwen-1.8b-law-lora", mode="buy", gpus=["RTX 3090"], max_gpus=1, rigs=[rig])
+    assert [row["kind"] for row in with_rig["rows"]].count("given") == 1
+    with pytest.raises(rigcheck.core.engine.errors.UsageError):
+        rigcheck.plan("qwen-1.8b-law-lora", mode="lease")

@@ -5,6 +5,7 @@ Chromium (skipped, with the reason, where the system has no Chromium; CI install
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -187,6 +188,8 @@ def test_the_browser_check_sees_a_page_that_fetches(tmp_path: Path) -> None:
         ("lint", ("lint", "specs/")),
         ("estimate", ("estimate", "qwen-1.8b-law-lora", "--rig", "home-2x3090")),
         ("plan", ("plan", "llama-2-7b-sft-lora", "--no-references")),
+        ("serving-plan", ("plan", "llama-3-70b-serving", "--rent", "--no-references")),
+        ("vllm-estimate", ("estimate", "llama-3-70b-serving", "--rig", "dgx-h100")),
     ],
 )
 def test_a_real_browser_renders_the_page_and_fetches_nothing(
@@ -216,3 +219,119 @@ def test_a_traced_peak_is_drawn_beside_the_estimate(run_cli) -> None:  # type: i
     [traced] = [e for e in _elements(tree, "line") if e.attrib.get("class") == "traced"]
     scale = max(24.0, result["fit"]["range_gib"][1], result["memory"]["per_gpu"]["device_gib"]) * 1.05
     assert float(traced.attrib["x1"]) == pytest.approx(11.5 / scale * 600, abs=0.01)
+
+
+# -- issue 48, point 7: the chart's ticks and labels, a serving plan's chart, labels inside the memory bar --
+
+
+def _svg_texts(tree: Any, cls: str) -> list[Any]:
+    return [e for e in _elements(tree, "text") if e.attrib.get("class") == cls]
+
+
+def _box(element: Any) -> tuple[float, float, float, float]:
+    """The label's box as views.py reckons it: CHAR_WIDTH per character, 10 units tall, by its anchor."""
+    from rigcheck.core.report.render.html.views import text_width
+
+    x, y = float(element.attrib["x"]), float(element.attrib["y"])
+    width = text_width(element.text or "")
+    x0 = {"start": x, "end": x - width, "middle": x - width / 2}[element.attrib.get("text-anchor", "start")]
+    return x0, y - 10, x0 + width, y + 2
+
+
+def _overlaps(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def _number(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("plan", "llama-2-7b-sft-lora", "--rent", "--no-references"),
+        ("plan", "llama-2-7b-sft-lora", "--buy", "--no-references"),
+        ("plan", "llama-3-70b-serving", "--rent", "--no-references"),
+    ],
+)
+def test_plan_chart_ticks_every_decade_and_between_and_labels_avoid_dots(run_cli, args) -> None:  # type: ignore[no-untyped-def]
+    from rigcheck.core.report.render.html.views import Scatter
+
+    tree = _parse(_page(run_cli, *args))
+    ticks = _svg_texts(tree, "tick")
+    frame = Scatter(points=(), front="", x_ticks=(), y_ticks=())
+    left, top = frame.margin, frame.margin / 2
+    right, bottom = frame.width - frame.margin / 2, frame.height - frame.margin
+    xs = [_number(t.text) for t in ticks if t.attrib["text-anchor"] == "middle"]
+    ys = [_number(t.text) for t in ticks if t.attrib["text-anchor"] == "end"]
+    assert len(xs) >= 2 and len(ys) >= 2  # both axes are labelled, however narrow their span
+    for values in (xs, ys):
+        assert values == sorted(values)
+        for low, high in itertools.pairwise(values):  # no decade inside the span is skipped
+            assert not [10**k for k in range(-3, 7) if low < 10**k < high]
+    dots = [
+        (float(e.attrib["cx"]), float(e.attrib["cy"]))
+        for e in _elements(tree, "circle")
+        if "dot" in e.attrib.get("class", "")
+    ]
+    labels = [_box(e) for e in _svg_texts(tree, "point-label")]
+    assert labels  # every section with a front names its points
+    for index, box in enumerate(labels):
+        assert left <= box[0] and box[2] <= right and top <= box[1] and box[3] <= bottom
+        assert not any(_overlaps(box, (x - 5, y - 5, x + 5, y + 5)) for x, y in dots)
+        assert not any(_overlaps(box, other) for other in labels[index + 1 :])
+
+
+def test_a_serving_plan_has_its_chart_and_speeds(run_cli) -> None:  # type: ignore[no-untyped-def]
+    args = ("plan", "llama-3-70b-serving", "--rent", "--no-references")
+    plan = json.loads(_at_repo(run_cli, *args, "-f", "json").out)
+    text = _page(run_cli, *args)
+    tree = _parse(text)
+    served = [r for r in plan["rows"] if r["passes"] and r["cost"]["hourly"] and r["tokens_per_second"]]
+    dots = [e for e in _elements(tree, "circle") if "dot" in e.attrib.get("class", "")]
+    assert len(dots) == len(served) >= 2
+    assert {e.attrib["data-name"] for e in dots if "pareto" in e.attrib["class"]} == {
+        r["candidate"] for r in plan["rows"] if r["pareto"]
+    }
+    assert "price per hour (USD)" in text and "tokens/s, all sequences" in text
+    cells = [e.text for e in _elements(tree, "td") if e.text and e.text.endswith("tok/s")]
+    assert len(cells) >= len(served)  # the time column says how fast it serves, not "-"
+
+
+def test_memory_bar_labels_stay_inside_the_drawing() -> None:
+    """A capacity far left of the scale (12 GiB against 800) and a range at its right end: each label is
+    turned to the side where it fits (before this, the capacity label stood left of 0 and showed as "B")."""
+    from rigcheck.core.report.render.html import environment
+    from rigcheck.core.report.render.html.views import BAR_WIDTH, memory_bar
+
+    bar = memory_bar(
+        "one GPU",
+        {"weights": 700.0, "activations": 100.0},
+        capacity_gib=12.0,
+        capacity_label="12 GiB usable",
+        low_gib=790.0,
+        high_gib=800.0,
+        verdict="fail",
+    )
+    html = environment().get_template("macros.html.j2").module.memory_bar(bar, BAR_WIDTH)  # type: ignore[attr-defined]
+    tree = _parse(f"<!DOCTYPE html><title>t</title>{html}")
+    texts = [e for e in _elements(tree, "text") if (e.text or "").startswith(("range", "capacity"))]
+    assert len(texts) == 2
+    for element in texts:
+        x0, _, x1, _ = _box(element)
+        assert x0 >= 0 and x1 <= BAR_WIDTH + 20, (element.text, x0, x1)
+
+
+def test_a_vllm_estimate_states_a_peak_inside_its_range(run_cli) -> None:  # type: ignore[no-untyped-def]
+    """vLLM's context and CUDA graphs live beside its share: listed, not drawn, so the bar ends at the need
+    the range brackets (before: "32.90 GiB at the peak (30.38-30.77 GiB)")."""
+    args = ("estimate", "llama-3-70b-serving", "--rig", "dgx-h100")
+    result = json.loads(_at_repo(run_cli, *args, "-f", "json").out)
+    tree = _parse(_page(run_cli, *args))
+    [figure] = [e for e in _elements(tree, "figure") if "memory" in e.attrib.get("class", "")]
+    peak = float(figure.attrib["data-total-gib"])
+    low, high = result["fit"]["range_gib"]
+    assert low <= peak <= high
+    assert peak == pytest.approx(result["fit"]["device_gib"], abs=0.01)
+    beside = result["fit"]["beside_budget"]
+    assert beside and all(name in _page(run_cli, *args) for name in beside)

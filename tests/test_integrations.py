@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from pathlib import Path
 
@@ -22,20 +23,34 @@ def test_pre_commit_hook() -> None:
 
 
 def test_github_actions_example_uploads_the_sarif_it_writes() -> None:
+    """The example workflow runs the action at the repository root (action.yml), whose lint step writes the
+    SARIF file its upload step sends, with annotations on standard output."""
     workflow = yaml.load(
         (REPO / "examples/github-actions/rigcheck.yml").read_text(encoding="utf-8"), yaml.BaseLoader
     )
+    assert workflow["permissions"]["security-events"] == "write"
     steps = workflow["jobs"]["rigcheck"]["steps"]
-    lint = next(step for step in steps if step.get("name") == "Lint specs")
-    argv = shlex.split(lint["run"])
+    assert any(step.get("uses", "").startswith("rigcheck/rigcheck@") for step in steps)
+    action = yaml.load((REPO / "action.yml").read_text(encoding="utf-8"), yaml.BaseLoader)
+    inputs = {name: spec.get("default", "") for name, spec in action["inputs"].items()}
+    lint = next(step for step in action["runs"]["steps"] if step.get("name") == "rigcheck lint")
+    env = {
+        key: re.sub(r"\$\{\{\s*inputs\.([a-z-]+)\s*\}\}", lambda m: inputs[m.group(1)], value)
+        for key, value in lint["env"].items()
+    }
+    argv = shlex.split(_expand(lint["run"], env))
     args = build_parser().parse_args(argv[1:])
     assert args.command == "lint"
     pairs = dict(zip(args.format, args.output, strict=False))  # formats pair with outputs by position
-    upload = next(step for step in steps if "upload-sarif" in step.get("uses", ""))
-    assert pairs["sarif"] == upload["with"]["sarif_file"]
+    upload = next(step for step in action["runs"]["steps"] if "upload-sarif" in step.get("uses", ""))
+    assert pairs["sarif"] == inputs["sarif-file"] and "inputs.sarif-file" in upload["with"]["sarif_file"]
     assert args.format[len(args.output) :] == ["github"]  # the one format on standard output
-    assert upload["if"] == "always()"
-    assert workflow["permissions"]["security-events"] == "write"
+    assert "always()" in upload["if"]
+
+
+def _expand(command: str, env: dict[str, str]) -> str:
+    """``$NAME`` and ``"$NAME"`` of ``command`` replaced from ``env``, as bash expands them."""
+    return re.sub(r"\$([A-Z_]+)", lambda m: env.get(m.group(1), ""), command)
 
 
 def test_each_output_writes_the_format_just_before_it(builtin_registry, monkeypatch) -> None:  # type: ignore[no-untyped-def]

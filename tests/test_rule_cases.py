@@ -53,9 +53,9 @@ def test_case(path: Path, run_cli, write_spec) -> None:  # type: ignore[no-untyp
 
 
 def test_every_rule_family_has_validated_and_failure_cases(builtin_registry) -> None:  # type: ignore[no-untyped-def]
-    """Issue 14: for every PLT, PWR, ICX, NET, STO, REL and CUDA rule, a configuration a vendor ships that
-    passes, a known failure, and its doc example."""
-    families = ("PLT", "PWR", "ICX", "NET", "STO", "REL", "CUDA")
+    """Issues 14 and 48: for every PLT, PWR, ICX, NET, STO, REL, CUDA and ROCM rule, a configuration a vendor
+    ships that passes, a known failure, and its doc example."""
+    families = ("PLT", "PWR", "ICX", "NET", "STO", "REL", "CUDA", "ROCM")
     codes = sorted(code for code in builtin_registry.rules if code.startswith(families))
     kinds: dict[str, set[str]] = {code: set() for code in codes}
     for path in FILES:

@@ -41,9 +41,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--currency", choices=("USD", "CNY", "EUR"), default="USD", type=str.upper)
     parser.add_argument(
         "--electricity",
-        type=float,
+        type=kwh_price,
         metavar="PRICE",
-        help="price of a kWh in --currency (default: the data's)",
+        help="the price of a kWh: a number in --currency, or the data's residential, industrial or commercial "
+        "rate of the currency's region, or REGION:SECTOR (US:industrial, CN:residential). Default: residential",
     )
     parser.add_argument("--no-references", action="store_true", help="leave out the shipped reference rigs")
     parser.add_argument(
@@ -64,12 +65,43 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return parser
 
 
+def kwh_price(text: str) -> float | str:
+    """``--electricity``: a number above 0, or the name of a rate in the data (checked when the plan runs)."""
+    try:
+        value = float(text)
+    except ValueError:
+        if not text.strip() or len(text) > 64:
+            raise argparse.ArgumentTypeError(f"{text!r}: give a number or a rate's name") from None
+        return text.strip()
+    if not 0 < value < 1e6:
+        raise argparse.ArgumentTypeError(f"{text!r}: a price per kWh above 0")
+    return value
+
+
 def run(args: argparse.Namespace) -> int:
+    from rigcheck.core.plan import render
+    from rigcheck.core.report.render.escape import dump_json
+
+    report = plan_report(args)
+    if args.format == "json":
+        text = dump_json(report.model_dump(mode="json")) + "\n"
+    elif args.format == "markdown":
+        text = render.render_markdown(report)
+    elif args.format == "html":
+        from rigcheck.core.report.render.html import render_plan
+
+        text = render_plan(report)
+    else:
+        text = render.render_text(report)
+    emit(text, args.output)
+    return EXIT_OK if any(row.passes for row in report.rows) else EXIT_FINDINGS
+
+
+def plan_report(args: argparse.Namespace) -> Any:
+    """The plan the options ask for (also :func:`rigcheck.api.plan`)."""
     from rigcheck.core.engine.engine import build_catalog
     from rigcheck.core.engine.errors import UsageError
-    from rigcheck.core.plan import render
     from rigcheck.core.plan.planner import PlanRequest, make_plan
-    from rigcheck.core.report.render.escape import dump_json
     from rigcheck.core.spec.documents import load_spec
     from rigcheck.core.spec.specs_index import resolve_spec_argument
 
@@ -99,16 +131,4 @@ def run(args: argparse.Namespace) -> int:
         all_gpus=args.all_gpus,
         scale_data_parallel=not args.keep_parallelism,
     )
-    report = make_plan(request, registry, catalog)
-    if args.format == "json":
-        text = dump_json(report.model_dump(mode="json")) + "\n"
-    elif args.format == "markdown":
-        text = render.render_markdown(report)
-    elif args.format == "html":
-        from rigcheck.core.report.render.html import render_plan
-
-        text = render_plan(report)
-    else:
-        text = render.render_text(report)
-    emit(text, args.output)
-    return EXIT_OK if any(row.passes for row in report.rows) else EXIT_FINDINGS
+    return make_plan(request, registry, catalog)

@@ -49,16 +49,27 @@ class Checker:
     #: cables, airflow): a cloud instance's provider owns those, so its node groups (``instance:``, or
     #: ``chassis.form_factor: cloud``) are not walked, and a rig of cloud instances only skips the checker.
     physical_build: ClassVar[bool] = False
+    #: The GPU vendor whose software stack the rules concern (``"nvidia"``: the CUDA rules; ``"amd"``: the
+    #: ROCm rules): node groups without such a GPU are not walked, nor other vendors' GPUs, and a rig with
+    #: none skips the checker as not applicable. ``None``: any GPU.
+    gpu_vendor: ClassVar[str | None] = None
 
     def check(self, ctx: CheckContext) -> Iterable[Finding]:
         raise NotImplementedError(f"{type(self).__name__}.check")
 
     def walked_nodes(self, ctx: CheckContext) -> list[NodeView]:
         """The node groups this checker's rules concern: all of them, less the cloud instances for a
-        ``physical_build`` checker."""
-        if not self.physical_build:
-            return list(ctx.nodes)
-        return list(ctx.built_nodes)
+        ``physical_build`` checker, and only those with a ``gpu_vendor`` GPU for a checker that names one."""
+        nodes = list(ctx.built_nodes) if self.physical_build else list(ctx.nodes)
+        if self.gpu_vendor is None:
+            return nodes
+        return [node for node in nodes if any(gpu.facts.vendor == self.gpu_vendor for gpu in node.gpus)]
+
+    def walked_gpus(self, node: NodeView) -> list[GpuView]:
+        """The node group's GPU types this checker's rules concern: those of its ``gpu_vendor``, or all."""
+        if self.gpu_vendor is None:
+            return list(node.gpus)
+        return [gpu for gpu in node.gpus if gpu.facts.vendor == self.gpu_vendor]
 
 
 class PerNodeChecker(Checker):
@@ -82,7 +93,7 @@ class PerGpuTypeChecker(Checker):
 
     def check(self, ctx: CheckContext) -> Iterable[Finding]:
         for node in self.walked_nodes(ctx):
-            for gpu in node.gpus:
+            for gpu in self.walked_gpus(node):
                 yield from self.check_gpu(ctx, node, gpu)
 
     def check_gpu(self, ctx: CheckContext, node: NodeView, gpu: GpuView) -> Iterable[Finding]:

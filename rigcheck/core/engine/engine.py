@@ -52,6 +52,9 @@ DEFAULT_TIMEOUT_S = 10.0
 #: Why a ``physical_build`` checker did not run on a rig of cloud instances.
 CLOUD_ONLY = "cloud instances: the provider owns power, cooling and the chassis"
 
+#: How a ``gpu_vendor`` is named in the reason a checker did not apply.
+VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD (ROCm)", "intel": "Intel", "apple": "Apple"}
+
 
 @dataclass(frozen=True)
 class RunOptions:
@@ -361,6 +364,9 @@ def _skip_reason(
             hosted.append(bool(ctx.nodes) and all(node.hosted for node in ctx.nodes))
         if hosted[0]:
             return "skipped", CLOUD_ONLY
+    vendor = getattr(checker, "gpu_vendor", None)
+    if vendor is not None and not any(gpu.facts.vendor == vendor for node in ctx.nodes for gpu in node.gpus):
+        return "skipped", f"not applicable: the rig has no {VENDOR_NAMES.get(vendor, vendor)} GPU"
     if getattr(checker, "needs_evidence", False) and not ctx.evidence:
         return "skipped", "needs evidence (--evidence FILE: nvidia-smi, nccl-tests, fio, probe...)"
     return None

@@ -24,6 +24,7 @@ FAMILIES: dict[str, str] = {
     "PLT": "platform",
     "PWR": "power",
     "REL": "reliability",
+    "ROCM": "rocm",
     "SPEC": "spec",
     "STO": "storage",
     "SUP": "suppression",

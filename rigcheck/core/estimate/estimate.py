@@ -32,6 +32,7 @@ __all__ = [
     "MemoryEstimate",
     "MemoryInputs",
     "WorkloadEstimate",
+    "beside_budget",
     "estimate_memory",
     "estimate_workload",
     "fit_verdict",
@@ -409,22 +410,28 @@ def _serves_with_vllm(inputs: MemoryInputs) -> bool:
     return inputs.engine == "vllm" and not inputs.training
 
 
+#: vLLM: the components its pool holds (weights, the profile run's activations, its non-torch memory, the
+#: KV cache), and those beside it (the CUDA context with NCCL's set-up, the CUDA graphs captured after the
+#: KV cache is sized), which must fit in the share of the GPU it leaves free.
+VLLM_POOL = ("weights", "activations", "nccl_buffers", "kv_cache")
+BESIDE_VLLM_POOL = ("cuda_context", "cuda_graphs")
+
+
 def required_bytes(estimate: MemoryEstimate) -> float:
-    """What must fit: the device total; for vLLM what its pool must hold (weights, the profile run's
-    activations, its non-torch memory and the KV cache the workload needs)."""
+    """What must fit: the device total; for vLLM what its pool must hold (:data:`VLLM_POOL`)."""
     if _vllm(estimate):
-        return sum(
-            estimate.gib(name) * GIB for name in ("weights", "activations", "nccl_buffers", "kv_cache")
-        )
+        return sum(estimate.gib(name) * GIB for name in VLLM_POOL)
     return estimate.device
 
 
+def beside_budget(estimate: MemoryEstimate) -> tuple[str, ...]:
+    """The components not counted against the capacity: vLLM's beside its pool (:data:`BESIDE_VLLM_POOL`)."""
+    return BESIDE_VLLM_POOL if _vllm(estimate) else ()
+
+
 def outside_pool(estimate: MemoryEstimate) -> float:
-    """vLLM: what lives beside its pool (the CUDA context with NCCL's set-up, and the CUDA graphs
-    captured after the KV cache is sized), which must fit in the share of the GPU it leaves free."""
-    if not _vllm(estimate):
-        return 0.0
-    return estimate.gib("cuda_context") * GIB + estimate.gib("cuda_graphs") * GIB
+    """vLLM: the bytes beside its pool (:func:`beside_budget`), which must fit in the share it leaves free."""
+    return sum(estimate.gib(name) * GIB for name in beside_budget(estimate))
 
 
 def capacity_for(estimate: MemoryEstimate, usable: float, facts: Mapping[str, Any] | None = None) -> float:

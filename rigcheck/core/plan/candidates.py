@@ -147,6 +147,20 @@ def _given(data: Mapping[str, Any], kind: Kind, name: str, by_name: Mapping[str,
         hourly = offer.price.times(candidate.nodes)
         candidate.kind = "rent" if kind == "reference" else kind
         candidate.hourly, candidate.offer = hourly, offer
+    elif data.get("price"):  # the rig's own price: (a quote, a receipt)
+        given = data["price"]
+        candidate.parts = [
+            (
+                f"{data.get('name', name)} (its price:)",
+                Price(
+                    float(given["amount"]),
+                    str(given.get("currency", "USD")),
+                    "the rig's price:",
+                    str(given.get("source") or f"{name}, price:"),
+                    str(given.get("as_of") or ""),  # no date: not counted in the prices' age
+                ),
+            )
+        ]
     elif kind == "reference":
         candidate.notes.append("a reference rig: no purchase price recorded")
     return candidate

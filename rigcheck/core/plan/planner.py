@@ -40,7 +40,8 @@ class PlanRequest:
     max_gpus: int = 64
     rigs: tuple[SpecDocument, ...] = ()
     currency: str = "USD"
-    electricity: float | None = None  # per kWh, in `currency`
+    #: per kWh in `currency`, or the data's row to use (``industrial``, ``CN:residential``); None: residential
+    electricity: float | str | None = None
     references: bool = True
     all_gpus: bool = False  # build rigs from every catalog GPU, priced or not
     scale_data_parallel: bool = True
@@ -143,18 +144,23 @@ def _more_nodes(candidate: Candidate, evaluator: Evaluator, max_gpus: int) -> li
 
 
 def _electricity(request: PlanRequest, book: PriceBook) -> tuple[Electricity | None, float | None]:
-    if request.electricity is not None:
+    """The price of a kWh: ``--electricity`` as a number (in the plan's currency), else the data's row it
+    names (``industrial``, ``CN:residential``), else the currency's region's residential price."""
+    chosen = request.electricity
+    if isinstance(chosen, int | float):
         return (
-            Electricity(
-                price_per_kwh=request.electricity,
-                currency=request.currency,
-                source="--electricity",
-                as_of=None,
-            ),
-            request.electricity,
+            Electricity(price_per_kwh=chosen, currency=request.currency, source="--electricity", as_of=None),
+            float(chosen),
         )
-    row = book.electricity_for(request.currency)
+    row = book.electricity_for(request.currency, chosen)
     if row is None:
+        if chosen:
+            from rigcheck.core.engine.errors import UsageError
+
+            raise UsageError(
+                f"rigcheck plan --electricity {chosen}: no such price in the data; give a number, residential, "
+                f"industrial, commercial, or one of {', '.join(book.electricity_choices())}"
+            )
         return None, None
     price = book.convert(float(row["price_per_kwh"]), row["currency"], request.currency)
     where = f"{row['region']} {row.get('sector', '')}".strip()

@@ -30,6 +30,16 @@ class Price:
         return (today - date.fromisoformat(self.as_of)).days
 
 
+#: What a sector is called in each region's data: EU statistics say household and non-household.
+SECTOR_NAMES: dict[str, tuple[str, ...]] = {
+    "residential": ("residential", "household"),
+    "household": ("household", "residential"),
+    "industrial": ("industrial", "non-household"),
+    "commercial": ("commercial", "non-household"),
+    "non-household": ("non-household", "industrial"),
+}
+
+
 @dataclass(frozen=True)
 class InstanceOffer:
     """One cloud instance size with its on-demand price (``None``: no sourced price)."""
@@ -126,18 +136,30 @@ class PriceBook:
                     frontier.append((other, rate * step))
         raise KeyError(f"no exchange rate from {source} to {target} in specs/hardware/platforms.yaml (fx)")
 
-    def electricity_for(self, currency: str) -> Mapping[str, Any] | None:
-        """The default electricity price for a currency's region (USD: US residential, EUR: EU household,
-        CNY: China), or None."""
-        region = {"USD": ("US", "residential"), "EUR": ("EU", "household"), "CNY": ("CN", None)}.get(
-            currency.upper()
-        )
-        if region is None:
+    def electricity_for(self, currency: str, choice: str | None = None) -> Mapping[str, Any] | None:
+        """The electricity price row for ``choice``: ``REGION:SECTOR`` (``US:industrial``), a sector alone
+        (``residential``, ``industrial``, ``commercial``: in the currency's region), or None for the
+        currency's region's homes (USD: US residential, EUR: EU household, CNY: China residential: a home
+        builder's meter). None when the data has no such row."""
+        region = {"USD": "US", "EUR": "EU", "CNY": "CN"}.get(currency.upper())
+        sector = "residential"
+        if choice:
+            region, _, sector = choice.rpartition(":") if ":" in choice else (region, "", choice)
+        if not region:
             return None
-        for row in self.electricity:
-            if row["region"] == region[0] and (region[1] is None or row.get("sector") == region[1]):
-                return row
+        wanted = SECTOR_NAMES.get(sector.lower(), (sector.lower(),))
+        for name in wanted:
+            for row in self.electricity:
+                if (
+                    str(row["region"]).upper() == region.upper()
+                    and str(row.get("sector", "")).lower() == name
+                ):
+                    return row
         return None
+
+    def electricity_choices(self) -> list[str]:
+        """``REGION:SECTOR`` of every electricity row, for a message."""
+        return [f"{row['region']}:{row.get('sector', '')}" for row in self.electricity]
 
 
 def _price(amount: Any, currency: str, what: str, source: str, as_of: Any) -> Price:

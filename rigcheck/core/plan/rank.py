@@ -166,12 +166,22 @@ def ranking_cost(row: PlanRow) -> float:
 
 
 def _pareto(rows: Sequence[PlanRow]) -> set[str]:
-    """Passing rows with a cost and a time that no other passing row beats on both."""
+    """Passing rows with a cost and a time that no other passing row beats on both; for serves (no run
+    length), their price per hour and the time a token takes (1 / tokens per second)."""
     points = [
         (row.candidate, row.cost.total.default, row.hours.default)
         for row in rows
         if row.passes and row.cost.total is not None and row.hours is not None
     ]
+    if not points:
+        points = [
+            (row.candidate, row.cost.hourly, 1 / speed)
+            for row in rows
+            if row.passes
+            and row.cost.hourly is not None
+            and row.hours is None
+            and (speed := row.tokens_per_second or 0.0) > 0
+        ]
     return {
         name
         for name, cost, time in points

@@ -13,8 +13,9 @@ COLUMNS = ("#", "candidate", "GPUs", "verdict", "time", "cost", "per M tok", "wh
 
 
 def hours_text(row: PlanRow) -> str:
+    """The run's time and its range; for a serve (no run length) the tokens it serves per second."""
     if row.hours is None:
-        return "-"
+        return f"{fmt(row.tokens_per_second, 0)} tok/s" if row.tokens_per_second else "-"
     span = row.hours
 
     def one(value: float) -> str:

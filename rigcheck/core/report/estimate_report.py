@@ -10,6 +10,7 @@ from rigcheck.core.engine.errors import RigcheckError
 from rigcheck.core.estimate.estimate import (
     GIB,
     WorkloadEstimate,
+    beside_budget,
     estimate_workload,
     fit_verdict,
     largest_micro_batch,
@@ -96,6 +97,7 @@ def build(
             "verdict": verdict.severity,
             "why": verdict.reason,
             "share": round(verdict.share, 3),
+            "beside_budget": list(beside_budget(estimate.memory)),
             "fits": verdict.severity != "fail",
             (
                 "largest_micro_batch" if estimate.inputs.training else "largest_concurrency"

@@ -54,6 +54,7 @@ ARCH = Rule(
 class CudaArchSupportChecker(PerGpuTypeChecker):
     name = "cuda.architecture"
     rules = (ARCH,)
+    gpu_vendor = "nvidia"
 
     def check_gpu(self, ctx: CheckContext, node: NodeView, gpu: GpuView) -> Iterator[Finding]:
         if gpu not in cuda_gpus(node):

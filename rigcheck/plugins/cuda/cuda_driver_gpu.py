@@ -44,6 +44,7 @@ DRIVER_GPU = Rule(
 class CudaDriverGpuChecker(PerGpuTypeChecker):
     name = "cuda.driver-gpu"
     rules = (DRIVER_GPU,)
+    gpu_vendor = "nvidia"
 
     def check_gpu(self, ctx: CheckContext, node: NodeView, gpu: GpuView) -> Iterator[Finding]:
         if gpu not in cuda_gpus(node):

@@ -42,10 +42,9 @@ MATCH = Rule(
 class NvccTorchMatchChecker(PerNodeChecker):
     name = "cuda.nvcc-torch"
     rules = (MATCH,)
+    gpu_vendor = "nvidia"
 
     def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
-        if not any(gpu.facts.vendor == "nvidia" for gpu in node.gpus):
-            return
         stack = software_stack(node)
         subject = ctx.node_subject(node)
         torch = stack.torch if stack else None

@@ -55,6 +55,7 @@ KERNELS = Rule(
 class TorchWheelKernelsChecker(PerNodeChecker):
     name = "cuda.torch-wheel"
     rules = (KERNELS,)
+    gpu_vendor = "nvidia"
 
     def check_node(self, ctx: CheckContext, node: NodeView) -> Iterator[Finding]:
         tables = cuda_tables()

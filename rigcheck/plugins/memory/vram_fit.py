@@ -15,6 +15,7 @@ from rigcheck.core.engine.rules import Rule, RuleDocs
 from rigcheck.core.estimate.estimate import (
     GIB,
     MemoryEstimate,
+    beside_budget,
     fit_verdict,
     largest_micro_batch,
     memory_inputs,
@@ -271,6 +272,7 @@ class VramFitChecker(Checker):
         }
         if verdict.outside:
             evidence["beside_pool_gib"] = round(verdict.outside / GIB, 3)
+            evidence["beside_pool"] = list(beside_budget(memory))
         peak = [item for item in memory.components if item.at_peak and item.category != "runtime"]
         top = ", ".join(
             f"{item.name} {item.gib:.1f}" for item in sorted(peak, key=lambda item: -item.bytes)[:3]

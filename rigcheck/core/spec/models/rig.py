@@ -4,6 +4,7 @@ A rig is a list of node groups (``count:`` identical nodes). Units are in the fi
 left out is unknown (``None``), and a checker that needs it says so instead of guessing.
 """
 
+import datetime
 from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
@@ -473,7 +474,14 @@ class Software(SpecModel):
         "separate nv_peer_mem module (before R470), Linux DMA-BUF, or none.",
     )
     nccl: VersionString | None = Field(None, description="NCCL version.")
-    rocm: VersionString | None = Field(None, description="ROCm version (AMD GPUs).")
+    rocm: VersionString | None = Field(
+        None, description="ROCm user space version (AMD GPUs), as /opt/rocm/.info/version says: '6.2.4'."
+    )
+    amdgpu_driver: VersionString | None = Field(
+        None,
+        description="AMD GPU driver (amdgpu kernel driver) release as AMD's compatibility matrix names it: "
+        "'6.4.1' (the 6.4.x line), '30.10.1' (the ROCm 7 era); sudo dkms status shows the installed one.",
+    )
     env: StringMap | None = Field(None, description="Environment variables of the training processes.")
 
 
@@ -616,6 +624,19 @@ class ProbeInfo(SpecModel):
     )
 
 
+class RigPrice(SpecModel):
+    """What the rig costs to buy, as a quote or a receipt says: ``rigcheck plan --rig FILE`` ranks it by this."""
+
+    amount: Annotated[float, Number(gt=0, le=1e12)] = Field(description="The price, in `currency`.")
+    currency: Annotated[str, Choice("USD", "EUR", "CNY")] = Field(
+        "USD", description="USD, EUR or CNY (the currencies plan converts between)."
+    )
+    source: str | None = Field(
+        None, description="Where the price comes from: a quote, a shop's page, a receipt."
+    )
+    as_of: datetime.date | None = Field(None, description="The date of the price: 2026-12-01.")
+
+
 class Rig(SpecModel):
     """A machine, or a cluster of node groups."""
 
@@ -626,6 +647,9 @@ class Rig(SpecModel):
     site: Site | None = None
     nodes: list[NodeGroup] = Field(min_length=1)
     labels: StringMap | None = Field(None, description="Free-form labels (name: text).")
+    price: RigPrice | None = Field(
+        None, description="What the rig costs to buy (plan ranks a --rig file by it, with its energy)."
+    )
     probed_at: str | None = Field(None, description="When rigcheck probe wrote this spec (ISO 8601).")
     probe: ProbeInfo | None = Field(None, description="What rigcheck probe read from the machine (one node).")
 

@@ -143,6 +143,7 @@ def render_estimate(result: dict[str, Any]) -> str:
         low_gib=float(fit["range_gib"][0]) if fit else float(memory["device_gib"]),
         high_gib=float(fit["range_gib"][1]) if fit else float(memory["device_gib"]),
         not_at_peak=freed,
+        beside=fit["beside_budget"] if fit else (),
         formulas=formulas,
         traced_gib=traced,
         allocated_gib=float(memory["allocated_gib"]),

@@ -51,11 +51,60 @@ class MemoryBar:
     scale_gib: float
     verdict: str  # MEM001's: pass | warn | fail (rigcheck.core.estimate.estimate.fit_verdict)
     freed: tuple[str, ...] = ()
+    beside: tuple[str, ...] = ()  # not counted against the capacity (vLLM: beside its pool): listed
     traced_gib: float | None = None
     allocated_gib: float | None = None
 
     def x(self, gib: float) -> float:
         return round(gib / self.scale_gib * BAR_WIDTH, 2)
+
+    @property
+    def range_label(self) -> Label:
+        """The range's label under its line ("range LOW to HIGH", an en dash between), kept inside the
+        drawing: it ends at the line's right end where it would run past it."""
+        text = f"range {_gib(self.low_gib)}{EN_DASH}{_gib(self.high_gib)}"
+        return _label_in(text, self.x(self.low_gib), self.x(self.high_gib))
+
+    @property
+    def capacity_text(self) -> Label:
+        """ "capacity N GiB" beside the capacity line: to its left, or to its right where it would be cut."""
+        text = f"capacity {_gib(self.capacity_gib)} GiB"
+        at = self.x(self.capacity_gib)
+        if at - 4 - text_width(text) >= 0:
+            return Label(text, at - 4, "end")
+        return Label(text, at + 4, "start")
+
+
+@dataclass(frozen=True)
+class Label:
+    """A text of the SVG: where it stands and which end (start, middle, end) stands there."""
+
+    text: str
+    x: float
+    anchor: str
+
+
+EN_DASH = "\u2013"
+
+#: Width of one character of the SVG's 10 px sans-serif text (base.html.j2: ``svg text``), in user units:
+#: 0.6 em, an upper bound for digits and lower-case letters of the page's fonts, used to keep labels inside
+#: the drawing and off each other.
+CHAR_WIDTH = 6.0
+
+
+def text_width(text: str) -> float:
+    return len(text) * CHAR_WIDTH
+
+
+def _gib(value: float) -> str:
+    return f"{value:,.2f}"
+
+
+def _label_in(text: str, start: float, end: float, right: float = BAR_WIDTH + 20) -> Label:
+    """``text`` starting at ``start``, or ending at ``end`` where it would run past ``right``."""
+    if start + text_width(text) <= right:
+        return Label(text, start, "start")
+    return Label(text, max(end, text_width(text)), "end")
 
 
 @dataclass(frozen=True)
@@ -103,14 +152,18 @@ def memory_bar(
     low_gib: float,
     high_gib: float,
     not_at_peak: Iterable[str] = (),
+    beside: Iterable[str] = (),
     formulas: Mapping[str, str] | None = None,
     traced_gib: float | None = None,
     allocated_gib: float | None = None,
     verdict: str = "",
 ) -> MemoryBar:
-    """The bar of the components alive at the peak (those in ``not_at_peak`` are listed, not drawn)."""
+    """The bar of the components alive at the peak and counted against the capacity; those in
+    ``not_at_peak`` (freed before it) and ``beside`` (vLLM's context and CUDA graphs, beside its pool) are
+    listed, not drawn, so that the bar ends at the need its range brackets."""
     freed = tuple(not_at_peak)
-    alive = [(name, gib) for name, gib in components.items() if name not in freed and gib > 0]
+    apart = tuple(name for name in beside if name not in freed and components.get(name, 0) > 0)
+    alive = [(name, gib) for name, gib in components.items() if name not in freed + apart and gib > 0]
     total = sum(gib for _, gib in alive)
     scale = max(capacity_gib, high_gib, total, traced_gib or 0.0) * 1.05 or 1.0
     segments, x = [], 0.0
@@ -138,6 +191,7 @@ def memory_bar(
         scale_gib=scale,
         verdict=verdict,
         freed=tuple(escape_text(name) for name in freed),
+        beside=tuple(f"{escape_text(name)} {components[name]:,.2f} GiB" for name in apart),
         traced_gib=traced_gib,
         allocated_gib=allocated_gib,
     )
@@ -166,6 +220,7 @@ def bars_of(findings: Sequence[Finding]) -> list[MemoryBar]:
                 low_gib=float(low),
                 high_gib=float(high),
                 not_at_peak=evidence.get("not_at_peak", ()),
+                beside=evidence.get("beside_pool", ()),
                 formulas=evidence.get("formulas"),
                 verdict=SEVERITY_WORD.get(finding.severity, ""),
             )
@@ -248,60 +303,198 @@ class Point:
     x: float
     y: float
     cost: float
-    hours: float
+    value: float  # hours of the run, or tokens/s of a serve
     pareto: bool
     kind: str
+    rank: int | None = None
+
+
+@dataclass(frozen=True)
+class PointLabel:
+    """A Pareto point's name: where it stands (placed off every dot, other label and the frame)."""
+
+    text: str
+    x: float
+    y: float
+    anchor: str
 
 
 @dataclass(frozen=True)
 class Scatter:
-    """The plan's passing candidates: cost (x, log scale) against time (y, log scale)."""
+    """The plan's passing candidates, both axes logarithmic: the run's cost against its time, or for a
+    serve (no run length) the price per hour against the tokens per second."""
 
     points: tuple[Point, ...]
     front: str  # SVG path of the Pareto front
     x_ticks: tuple[tuple[float, str], ...]
     y_ticks: tuple[tuple[float, str], ...]
+    labels: tuple[PointLabel, ...] = ()
+    x_title: str = ""
+    y_title: str = ""
+    caption: str = ""
+    value_unit: str = "h"
     width: float = 640.0
     height: float = 360.0
-    margin: float = 56.0
+    margin: float = 64.0
+
+
+#: The longest candidate name a label shows (the dot's tooltip has it whole).
+LABEL_CHARS = 30
 
 
 def scatter(rows: Sequence[Any], currency: str) -> Scatter | None:
-    """Cost versus time of the passing rows that have both; None when fewer than two have."""
-    usable = [
+    """Cost against time of the passing rows that have both; for a serve, price per hour against tokens
+    per second. None when fewer than two rows have them."""
+    timed = [
         r
         for r in rows
         if r.passes and r.cost.total is not None and r.hours is not None and r.hours.default > 0
     ]
-    if len(usable) < 2:
-        return None
-    costs = [r.cost.total.default for r in usable]
-    hours = [r.hours.default for r in usable]
+    if len(timed) >= 2:
+        return _scatter(
+            timed,
+            [r.cost.total.default for r in timed],
+            [r.hours.default for r in timed],
+            x_title=f"cost of the run ({currency})",
+            y_title="time of the run (h)",
+            caption="Cost against time of the candidates that pass (both axes logarithmic); the line joins the "
+            "Pareto front: nothing that passes is both cheaper and faster.",
+            currency=currency,
+            unit="h",
+        )
+    served = [
+        r
+        for r in rows
+        if r.passes and r.cost.hourly is not None and (r.tokens_per_second or 0) > 0 and r.hours is None
+    ]
+    if len(served) >= 2:
+        return _scatter(
+            served,
+            [r.cost.hourly for r in served],
+            [r.tokens_per_second for r in served],
+            x_title=f"price per hour ({currency})",
+            y_title="tokens/s, all sequences",
+            caption="Price per hour against the tokens served per second of the candidates that pass (both axes "
+            "logarithmic); the line joins the Pareto front: nothing that passes is both cheaper and faster.",
+            currency=currency,
+            unit="tokens/s",
+        )
+    return None
+
+
+def _scatter(
+    rows: Sequence[Any],
+    xs: Sequence[float],
+    ys: Sequence[float],
+    *,
+    x_title: str,
+    y_title: str,
+    caption: str,
+    currency: str,
+    unit: str,
+) -> Scatter:
     geometry = Scatter(points=(), front="", x_ticks=(), y_ticks=())
     w, h, m = geometry.width, geometry.height, geometry.margin
-    x_lo, x_hi = _log_span(costs)
-    y_lo, y_hi = _log_span(hours)
+    x_lo, x_hi = _log_span(xs)
+    y_lo, y_hi = _log_span(ys)
 
     def px(value: float) -> float:
-        return round(m + (math.log10(value) - x_lo) / (x_hi - x_lo) * (w - 2 * m), 1)
+        return round(m + (math.log10(value) - x_lo) / (x_hi - x_lo) * (w - 1.5 * m), 1)
 
     def py(value: float) -> float:
-        return round(h - m - (math.log10(value) - y_lo) / (y_hi - y_lo) * (h - 2 * m), 1)
+        return round(h - m - (math.log10(value) - y_lo) / (y_hi - y_lo) * (h - 1.5 * m), 1)
 
     points = tuple(
-        Point(escape_text(r.candidate), px(c), py(t), c, t, r.pareto, r.kind)
-        for r, c, t in zip(usable, costs, hours, strict=True)
+        Point(escape_text(r.candidate), px(x), py(y), x, y, r.pareto, r.kind, r.rank)
+        for r, x, y in zip(rows, xs, ys, strict=True)
     )
     front = sorted((p for p in points if p.pareto), key=lambda p: p.x)
     path = " ".join(("M" if i == 0 else "L") + f"{p.x},{p.y}" for i, p in enumerate(front))
+    frame = (m, m / 2, w - m / 2, h - m)  # left, top, right, bottom of the plotting area
     return Scatter(
         points=points,
         front=path,
-        x_ticks=tuple(
-            (px(v), f"{v:,.0f} {currency}" if v >= 10 else f"{v:,.2f}") for v in _decades(x_lo, x_hi)
-        ),
-        y_ticks=tuple((py(v), f"{v:g} h") for v in _decades(y_lo, y_hi)),
+        x_ticks=tuple((px(v), _tick(v)) for v in ticks(x_lo, x_hi)),
+        y_ticks=tuple((py(v), _tick(v)) for v in ticks(y_lo, y_hi)),
+        labels=place_labels(points, frame),
+        x_title=x_title,
+        y_title=y_title,
+        caption=caption,
+        value_unit=unit,
     )
+
+
+def _tick(value: float) -> str:
+    """A tick's number as people write it: 2,000 and 0.05, never 2e+03."""
+    if value >= 10:
+        return f"{value:,.0f}"
+    return f"{value:.3f}".rstrip("0").rstrip(".")
+
+
+def ticks(lo: float, hi: float) -> list[float]:
+    """Tick values between 10**lo and 10**hi: every decade and 2 and 5 times it (the 1-2-5 series of log
+    axes), thinned to at most 7; at least two, however narrow the span (1, 1.5, 2, 3, 5, 7, else its ends)."""
+    low, high = 10.0**lo, 10.0**hi
+    for steps in ((1, 2, 5), (1, 5), (1,)):
+        values = _series(lo, hi, steps)
+        if len(values) <= 7:
+            break
+    if len(values) < 2:
+        values = _series(lo, hi, (1, 1.5, 2, 3, 5, 7))
+    if len(values) < 2:  # a span too narrow for the series: its two ends, to three digits
+        values = [float(f"{low:.3g}"), float(f"{high:.3g}")]
+    return values
+
+
+def _series(lo: float, hi: float, steps: Sequence[float]) -> list[float]:
+    low, high = 10.0**lo, 10.0**hi
+    return [
+        step * 10.0**k
+        for k in range(math.floor(lo) - 1, math.ceil(hi) + 1)
+        for step in steps
+        if low <= step * 10.0**k <= high
+    ]
+
+
+def place_labels(points: Sequence[Point], frame: tuple[float, float, float, float]) -> tuple[PointLabel, ...]:
+    """A label for each Pareto point: its name (cut at :data:`LABEL_CHARS`) at the first of twelve places
+    around its dot (right, then left; just above, just below, then further out) where the label's box
+    stays inside ``frame`` and covers no dot and no label placed before. Where no place is clear the label
+    is the row's rank (``#2``, as in the table), at its first clear place, else where it covers least."""
+    dots = [(p.x - 7, p.y - 7, p.x + 7, p.y + 7) for p in points]
+    placed: list[tuple[float, float, float, float]] = []
+    labels = []
+    for point in sorted((p for p in points if p.pareto), key=lambda p: p.x):
+        name = point.name if len(point.name) <= LABEL_CHARS else point.name[: LABEL_CHARS - 1] + "\u2026"
+        texts = [name, f"#{point.rank}"] if point.rank else [name]
+        options = [option for text in texts for option in _places(point, text, frame, [*dots, *placed])]
+        clear = [option for option in options if option[0] == (False, 0)]
+        chosen = clear[0] if clear else min(options[-8:], key=lambda option: option[0])
+        placed.append(chosen[1])
+        labels.append(chosen[2])
+    return tuple(labels)
+
+
+def _places(
+    point: Point, text: str, frame: tuple[float, float, float, float], taken: Sequence[tuple[float, ...]]
+) -> list[tuple[tuple[bool, int], tuple[float, float, float, float], PointLabel]]:
+    """Each place for ``text`` around ``point``: ((outside the frame, boxes it covers), its box, the label)."""
+    left, top, right, bottom = frame
+    width = text_width(text)
+    found = []
+    for dy in (-8, 16, -22, 30, -36, 44):
+        for dx, anchor in ((8, "start"), (-8, "end")):
+            x, y = point.x + dx, point.y + dy
+            x0 = x if anchor == "start" else x - width
+            box = (x0, y - 10, x0 + width, y + 2)
+            outside = not (left <= box[0] and box[2] <= right and top <= box[1] and box[3] <= bottom)
+            covered = sum(_overlap(box, other) for other in taken)
+            found.append(((outside, covered), box, PointLabel(text, round(x, 1), round(y, 1), anchor)))
+    return found
+
+
+def _overlap(a: Sequence[float], b: Sequence[float]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
 def _log_span(values: Sequence[float]) -> tuple[float, float]:
@@ -310,7 +503,3 @@ def _log_span(values: Sequence[float]) -> tuple[float, float]:
         lo, hi = lo - 0.5, hi + 0.5
     pad = (hi - lo) * 0.08
     return lo - pad, hi + pad
-
-
-def _decades(lo: float, hi: float) -> list[float]:
-    return [10.0**k for k in range(math.ceil(lo), math.floor(hi) + 1)]
