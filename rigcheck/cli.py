@@ -111,9 +111,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             escape_stderr,  # spec text: no control or workflow command
         )
 
+        from rigcheck.core.spec.boundary import BoundaryError
+
         if isinstance(exc, RigcheckError):
             lines = [problem.format() for problem in getattr(exc, "problems", ())] or [str(exc)]
             print("\n".join(escape_stderr(line) for line in lines), file=sys.stderr)
+            return EXIT_ERROR
+        if isinstance(exc, BoundaryError):  # a file the boundary will not read or write (docs/security.md)
+            print(escape_stderr(f"rigcheck: {exc.path}: {exc.reason}"), file=sys.stderr)
             return EXIT_ERROR
         if isinstance(exc, BrokenPipeError):
             return EXIT_ERROR
