@@ -110,7 +110,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         from rigcheck.core.report.render.escape import (
             escape_stderr,  # spec text: no control or workflow command
         )
-
         from rigcheck.core.spec.boundary import BoundaryError
 
         if isinstance(exc, RigcheckError):
