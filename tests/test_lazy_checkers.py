@@ -64,3 +64,28 @@ def test_with_the_cache_off_every_module_is_imported(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("RIGCHECK_NO_CACHE", "1")
     registry = PluginHost(autoload=False).load()
     assert not any(isinstance(e.checker, lazy_checkers.LazyChecker) for e in registry.checkers)
+
+
+def test_deciding_what_runs_loads_only_what_runs(cache: Path) -> None:
+    """The engine decides whether a checker runs from the kept entry alone (``ATTRIBUTES``): a rig checked
+    without evidence loads no evidence checker, and an NVIDIA rig no ROCm checker. ``gpu_vendor`` was once
+    read from the checker itself, and every skipped checker module was imported (+35 ms a cold check)."""
+    from rigcheck.core.engine.engine import RunOptions, build_catalog, run_checks
+    from rigcheck.core.spec.documents import parse_spec
+
+    PluginHost(autoload=False).load()  # fills the cache
+    registry = PluginHost(autoload=False).load()
+    rig = parse_spec(
+        "apiVersion: rigcheck/v1\nkind: Rig\nname: r\nnodes:\n"
+        "  - name: n\n    gpus: {model: H100 SXM5 80GB, count: 8}\n",
+        "rig.yaml",
+    )
+    report = run_checks(rig, None, registry, build_catalog(registry), RunOptions())
+    status = {run.name: run.status for run in report.checkers}
+    skipped = {name for name, value in status.items() if value != "ran"}
+    assert any(name.startswith("evidence.") for name in skipped) and any(
+        name.startswith("rocm.") for name in skipped
+    )
+    for entry in registry.checkers:
+        if entry.checker.name in skipped:
+            assert entry.checker._real is None, f"{entry.checker.name} was loaded to be skipped"

@@ -23,9 +23,9 @@ from rigcheck.core.engine.rules import Rule, RuleDocs
 from rigcheck.core.engine.severity import Severity
 
 #: Bumped when the shape of an entry changes, so that old entries are not read.
-FORMAT = 3
+FORMAT = 4
 #: The engine's class attributes of a checker, kept in an entry (anything else is read from the checker).
-ATTRIBUTES = ("needs_workload", "needs_evidence", "timeout_s", "physical_build")
+ATTRIBUTES = ("needs_workload", "needs_evidence", "timeout_s", "physical_build", "gpu_vendor")
 _PLUGINS = os.path.join(
     os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "plugins"
 )
