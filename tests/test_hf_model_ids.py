@@ -144,8 +144,11 @@ class _StandInHub:
                         self.wfile.write(data)
                     return
                 gated = repo == "meta-llama/Llama-3.1-8B"
+                code = (
+                    "GatedRepo" if gated else "EntryNotFound" if repo == "acme/no-config" else "RepoNotFound"
+                )
                 self.send_response(401 if gated else 404)
-                self.send_header("X-Error-Code", "GatedRepo" if gated else "RepoNotFound")
+                self.send_header("X-Error-Code", code)
                 self.send_header(
                     "X-Error-Message", "Access to this model is restricted" if gated else "not found"
                 )
@@ -213,6 +216,7 @@ def test_offline_and_check_without_allow_network_never_ask_hub(
     [
         ("meta-llama/Llama-3.1-8B", "is a gated model: accept its terms at"),
         ("nobody/no-such-model", "no such model on"),
+        ("acme/no-config", "has no config.json on"),
     ],
 )
 def test_gated_and_unknown_models_say_so_in_one_line(

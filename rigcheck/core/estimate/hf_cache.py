@@ -105,7 +105,9 @@ def fetch_config(repo_id: str, revision: str | None, missing: NotCached) -> None
         raise NotCached(
             f"{repo_id}: no such model on {endpoint} (a private one needs hf auth login or HF_TOKEN)"
         ) from None
-    except errors.RemoteEntryNotFoundError:
+    except errors.LocalEntryNotFoundError:  # before its base class: the hub was not reached
+        raise NotCached(f"cannot fetch the config of {repo_id} from {endpoint}; {missing}") from None
+    except errors.EntryNotFoundError:  # huggingface_hub 1.x: RemoteEntryNotFoundError, a subclass
         raise NotCached(f"{repo_id} has no config.json on {endpoint}") from None
     except Exception as exc:  # no network, a proxy, a timeout: huggingface_hub's and httpx's errors
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
