@@ -467,9 +467,10 @@ def place_labels(points: Sequence[Point], frame: tuple[float, float, float, floa
     for point in sorted((p for p in points if p.pareto), key=lambda p: p.x):
         name = point.name if len(point.name) <= LABEL_CHARS else point.name[: LABEL_CHARS - 1] + "\u2026"
         texts = [name, f"#{point.rank}"] if point.rank else [name]
-        options = [option for text in texts for option in _places(point, text, frame, [*dots, *placed])]
-        clear = [option for option in options if option[0] == (False, 0)]
-        chosen = clear[0] if clear else min(options[-8:], key=lambda option: option[0])
+        places = [_places(point, text, frame, [*dots, *placed]) for text in texts]
+        clear = [option for options in places for option in options if option[0] == (False, 0)]
+        # none clear: the shortest text where it is inside the frame and covers the fewest
+        chosen = clear[0] if clear else min(places[-1], key=lambda option: option[0])
         placed.append(chosen[1])
         labels.append(chosen[2])
     return tuple(labels)
