@@ -29,12 +29,10 @@ KNOWN_MISSES = {
     "parameter of states (65 GiB); whether accelerate's FSDP there kept fp32 master weights is not settled",
     "s1-qwen25-32b-full-ft-fsdp-32k-16xh100": "122 GiB: the logits and loss of 32,768-token sequences (block_size "
     "is the longest; the s1K samples' lengths are not stated)",
-    "vllm-llama31-405b-fp8-tp8-h100-default-len": "vLLM 0.5.3 (V0) loaded 57.75 GiB of weights (the FP8 "
-    "checkpoint keeps attention in bf16; the estimate: 47.7) and counted about 8.7 GiB of non-torch and "
-    "allocator memory inside its share: the engine version is not modelled (docs/research/vllm_memory_accounting.md)",
-    "vllm-llama31-405b-fp8-tp8-h100-64k-chunked": "gpu_memory_utilization 0.98 with CUDA graphs and the context "
-    "outside vLLM's share (V1 0.19); in 0.5.3 the context was outside and NCCL inside: the engine version is "
-    "not modelled (docs/research/vllm_memory_accounting.md)",
+    "vllm-llama31-405b-fp8-tp8-h100-default-len": "vLLM 0.5.3 (V0, modelled: NCCL's set-up inside its share, "
+    "a 512-token chunked profile) loaded 57.75 GiB of weights (the FP8 checkpoint keeps attention in bf16; the "
+    "estimate: 47.7) and counted about 8.7 GiB of non-torch and allocator memory inside its share: the checkpoint's "
+    "bf16 layers and V0's allocator high-water mark are not modelled (docs/research/vllm_memory_accounting.md)",
     "litgpt-rt-llama2-13b-lora-fsdp-4xa100-40g": "FSDP1's flat-parameter gradients are in (allocated 32.7 GiB "
     "against the table's 35.57 GB = 33.1 GiB); the device total is 39.2 of 39.6 GiB and the allocator's measured "
     "range (8.6-28.3% of allocated) reaches past it: the reserve is not yet a function of the allocations (a "

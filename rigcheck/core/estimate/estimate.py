@@ -114,6 +114,17 @@ def _bitsandbytes_keeps(workload: Any, qlora_backend: str) -> dict[str, bool]:
     }
 
 
+def _version_of(workload: Any, library: str) -> tuple[int, ...] | None:
+    """``versions.<library>`` as dotted integers (``0.5.3.post1`` is 0.5.3, ``0.6.4+cu121`` is 0.6.4), or
+    None when unset or not a version."""
+    import re
+
+    from rigcheck.core.catalog.cuda_compat import parse_version
+
+    text = getattr(workload.versions, library, None) if workload.versions else None
+    return parse_version(re.sub(r"(a|b|rc|\.dev|\.post|\+).*$", "", str(text))) if text else None
+
+
 def memory_inputs(workload: Any, arch: Architecture, *, gpus_per_node: int = 8) -> MemoryInputs:
     """The estimator's inputs from a validated Workload model: what the workload states, else what its
     framework does by default (said in ``implied``), else rigcheck's defaults (said in ``assumed``)."""
@@ -266,6 +277,7 @@ def memory_inputs(workload: Any, arch: Architecture, *, gpus_per_node: int = 8) 
         gpu_memory_utilization=inference.gpu_memory_utilization if inference else None,
         max_num_seqs=inference.max_num_seqs if inference else None,
         max_num_batched_tokens=inference.max_num_batched_tokens if inference else None,
+        vllm_version=_version_of(workload, "vllm"),
         gpus_per_node=gpus_per_node,
         framework=workload.framework,
         optimizer_implementation=pick(
@@ -410,23 +422,36 @@ def _serves_with_vllm(inputs: MemoryInputs) -> bool:
     return inputs.engine == "vllm" and not inputs.training
 
 
-#: vLLM: the components its pool holds (weights, the profile run's activations, its non-torch memory, the
-#: KV cache), and those beside it (the CUDA context with NCCL's set-up, the CUDA graphs captured after the
-#: KV cache is sized), which must fit in the share of the GPU it leaves free.
-VLLM_POOL = ("weights", "activations", "nccl_buffers", "kv_cache")
-BESIDE_VLLM_POOL = ("cuda_context", "cuda_graphs")
+#: vLLM's memory: weights, the profile run's activations, its non-torch memory, the KV cache, the CUDA context,
+#: NCCL's set-up (tp > 1) and the CUDA graphs. Which of them its gpu_memory_utilization share holds depends on
+#: the release (specs/rules/memory.yaml ``vllm_versions``: :func:`vllm_release`); the rest lies beside it and
+#: must fit in the part of the GPU the share leaves free.
+VLLM_COMPONENTS = (
+    "weights",
+    "activations",
+    "nccl_buffers",
+    "kv_cache",
+    "cuda_context",
+    "nccl_init",
+    "cuda_graphs",
+)
 
 
 def required_bytes(estimate: MemoryEstimate) -> float:
-    """What must fit: the device total; for vLLM what its pool must hold (:data:`VLLM_POOL`)."""
+    """What must fit: the device total; for vLLM what its share holds (all but :func:`beside_budget`)."""
     if _vllm(estimate):
-        return sum(estimate.gib(name) * GIB for name in VLLM_POOL)
+        beside = beside_budget(estimate)
+        return sum(estimate.gib(name) * GIB for name in VLLM_COMPONENTS if name not in beside)
     return estimate.device
 
 
 def beside_budget(estimate: MemoryEstimate) -> tuple[str, ...]:
-    """The components not counted against the capacity: vLLM's beside its pool (:data:`BESIDE_VLLM_POOL`)."""
-    return BESIDE_VLLM_POOL if _vllm(estimate) else ()
+    """The components not counted against the capacity: those vLLM's release keeps beside its share."""
+    if not _vllm(estimate):
+        return ()
+    from rigcheck.core.estimate.memory.inference import vllm_release
+
+    return tuple(vllm_release(estimate.inputs)["beside"])
 
 
 def outside_pool(estimate: MemoryEstimate) -> float:

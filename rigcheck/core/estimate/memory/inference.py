@@ -26,6 +26,22 @@ from rigcheck.core.estimate.memory.shards import Shards
 KV_WIDTH = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
 
 
+def vllm_release(inputs: MemoryInputs, facts: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
+    """The row of ``inference.vllm_versions`` (specs/rules/memory.yaml) for the workload's vLLM: the newest
+    whose ``from`` is at or below ``versions.vllm`` (unset: ``vllm_unset_version``); the oldest row for a
+    release older than every row."""
+    from rigcheck.core.catalog.cuda_compat import parse_version
+
+    if facts is None:
+        from rigcheck.core.catalog.facts import load_rule_facts
+
+        facts = load_rule_facts("memory")["inference"]
+    version = inputs.vllm_version or parse_version(str(facts["vllm_unset_version"])) or ()
+    rows = sorted(facts["vllm_versions"], key=lambda row: parse_version(str(row["from"])) or ())
+    at = [row for row in rows if (parse_version(str(row["from"])) or ()) <= version]
+    return at[-1] if at else rows[0]
+
+
 class Inference:
     def __init__(self, inputs: MemoryInputs, facts: Mapping[str, Any]) -> None:
         self.i = inputs
@@ -88,10 +104,7 @@ class Inference:
         i, arch, e = self.i, self.arch, self.element
         vocab = arch.vocab / i.tp if self.i.engine != "vllm" else arch.vocab
         if i.engine == "vllm":
-            tokens = i.max_num_batched_tokens or int(self.vllm["vllm_max_num_batched_tokens"])
-            if i.max_num_batched_tokens is None and not self.vllm.get("vllm_chunked_prefill", True):
-                tokens = max(tokens, i.context_len or 0)
-            seqs = i.max_num_seqs or int(self.vllm["vllm_max_num_seqs"])
+            tokens, seqs = self._vllm_profile()
             forward = self._forward(tokens) + tokens * arch.hidden * e
             # the sampler runs where the logits are: the last pipeline stage
             sampler = (
@@ -116,6 +129,29 @@ class Inference:
             + (f" + eager scores {fmt_bytes(scores)}" if scores else "")
             + f" + {i.concurrency} x {vocab:,.0f} fp32 logits"
         )
+
+    def _vllm_profile(self) -> tuple[int, int]:
+        """The tokens of vLLM's profiling forward and its max_num_seqs: the workload's, else its release's
+        defaults (V1: the defaults of ``inference``; V0, before 0.8: 512 with chunked prefill, which is on
+        by default above 32,768 tokens of max_model_len from 0.5.3, else max(max_model_len, 2048); 256)."""
+        from rigcheck.core.catalog.cuda_compat import parse_version
+
+        i, facts = self.i, self.vllm
+        if vllm_release(i, facts)["profile"] == "v1":
+            tokens = i.max_num_batched_tokens or int(facts["vllm_max_num_batched_tokens"])
+            if i.max_num_batched_tokens is None and not facts.get("vllm_chunked_prefill", True):
+                tokens = max(tokens, i.context_len or 0)
+            return tokens, i.max_num_seqs or int(facts["vllm_max_num_seqs"])
+        length = i.context_len or 0
+        chunked = length > int(facts["vllm_v0_chunked_prefill_above"]) and (i.vllm_version or ()) >= (
+            parse_version(str(facts["vllm_v0_chunked_prefill_from"])) or ()
+        )
+        default = (
+            int(facts["vllm_v0_max_num_batched_tokens"])
+            if chunked
+            else max(length, int(facts["vllm_v0_min_profile_tokens"]))
+        )
+        return i.max_num_batched_tokens or default, i.max_num_seqs or int(facts["vllm_v0_max_num_seqs"])
 
     def engine_parts(self) -> list[Component]:
         """vLLM's non-torch memory of the forward (NCCL, custom all-reduce and fusion workspaces at

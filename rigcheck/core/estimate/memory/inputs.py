@@ -74,6 +74,9 @@ class MemoryInputs:
     gpu_memory_utilization: float | None = None
     max_num_seqs: int | None = None
     max_num_batched_tokens: int | None = None
+    vllm_version: tuple[int, ...] | None = (
+        None  # versions.vllm (None: specs/rules/memory.yaml vllm_unset_version)
+    )
     gpus_per_node: int = 8
     cuda_context_gib: float | None = None
     framework: str | None = None

@@ -63,18 +63,29 @@ def finish(
             )
         )
     context = context_gib * GIB
-    if vllm and inputs.tp > 1:
-        context += float(facts["inference"]["vllm_nccl_init_gib"]) * GIB
     items.append(
         Component(
             "cuda_context",
             context,
-            f"{context / GIB:g} GiB CUDA context and kernels"
-            + (" with NCCL's set-up" if vllm and inputs.tp > 1 else ""),
+            f"{context / GIB:g} GiB CUDA context and kernels",
             "runtime",
             category="runtime",
         )
     )
+    if (
+        vllm and inputs.tp > 1
+    ):  # NCCL's communicators, set up when the worker starts (apart: vLLM releases count
+        init = float(facts["inference"]["vllm_nccl_init_gib"]) * GIB  # them inside or beside its share)
+        items.append(
+            Component(
+                "nccl_init",
+                init,
+                f"{init / GIB:g} GiB NCCL set-up at tp {inputs.tp} (vLLM's worker start)",
+                "runtime",
+                category="runtime",
+            )
+        )
+        context += init
     device = reserved + context
     engine = sum(item.bytes for item in items if item.name in ("nccl_buffers", "cuda_graphs"))
     device += engine

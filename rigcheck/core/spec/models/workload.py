@@ -571,13 +571,19 @@ class Inference(SpecModel):
 
 
 class Versions(SpecModel):
-    """Versions of the libraries whose memory behaviour changed between releases (the newest behaviour
-    when unset)."""
+    """Versions of the libraries whose memory behaviour changed between releases (unset: the newest
+    behaviour; for vLLM the release the estimate was fitted on, 0.19)."""
 
     bitsandbytes: VersionString | None = Field(
         None,
         description="bitsandbytes.__version__: before 0.43.2 its 4-bit layers kept their 16-bit input for the "
         "backward (QLoRA); before 0.45.0 its 8-bit layers also kept an int8 copy of it.",
+    )
+    vllm: VersionString | None = Field(
+        None,
+        description="vllm.__version__: what vLLM counts inside its gpu_memory_utilization share changed between "
+        "releases (the CUDA context inside in 0.6.4 and 0.8.0-0.9.0; CUDA graphs inside from 0.20), and V0 "
+        "(before 0.8) profiled a different forward. Unset: 0.9.1-0.19's accounting.",
     )
 
 
