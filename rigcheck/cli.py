@@ -206,7 +206,7 @@ def _take_stdin(args: argparse.Namespace) -> Any:
 
     if len(named) > 1:
         raise UsageError("standard input (-) can stand for one spec only")
-    from rigcheck.core.spec.boundary import BoundaryError, take_stdin
+    from rigcheck.core.spec.boundary import STDIN_NAME, BoundaryError, take_stdin
     from rigcheck.core.spec.loader import max_file_bytes
 
     name = getattr(args, "stdin_filename", None)
@@ -214,7 +214,7 @@ def _take_stdin(args: argparse.Namespace) -> Any:
         token = take_stdin(name, max_file_bytes())
     except BoundaryError as exc:
         raise UsageError(exc.reason) from None
-    shown = name or "<stdin>"
+    shown = name or STDIN_NAME
     for key in _SPEC_ARGUMENTS:
         value = getattr(args, key, None)
         if isinstance(value, list):

@@ -143,6 +143,13 @@ class _StandInHub:
                     if body:
                         self.wfile.write(data)
                     return
+                if repo == "acme/huge" and file == "config.json":  # a hostile hub's 100 MB config
+                    self.send_response(200)
+                    self.send_header("X-Repo-Commit", COMMIT)
+                    self.send_header("ETag", '"1a2b3c"')
+                    self.send_header("Content-Length", str(100_000_000))
+                    self.end_headers()
+                    return  # nothing is sent: it must not be fetched
                 gated = repo == "meta-llama/Llama-3.1-8B"
                 code = (
                     "GatedRepo" if gated else "EntryNotFound" if repo == "acme/no-config" else "RepoNotFound"
@@ -217,6 +224,7 @@ def test_offline_and_check_without_allow_network_never_ask_hub(
         ("meta-llama/Llama-3.1-8B", "is a gated model: accept its terms at"),
         ("nobody/no-such-model", "no such model on"),
         ("acme/no-config", "has no config.json on"),
+        ("acme/huge", "over the 16,777,216 rigcheck reads; not fetched"),
     ],
 )
 def test_gated_and_unknown_models_say_so_in_one_line(

@@ -24,6 +24,8 @@ from contextvars import ContextVar
 #: A hub repository id: ``org/name`` (letters, digits, ``-``, ``_``, ``.``; no ``..``).
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
+#: The largest config.json read (``architecture.HF_CONFIG_MAX_BYTES``) or fetched: a larger one is hostile.
+CONFIG_MAX_BYTES = 16 * 2**20
 _REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$")
 
 
@@ -85,7 +87,14 @@ def fetch_config(repo_id: str, revision: str | None, missing: NotCached) -> None
         # One HEAD first, without retries: where the hub cannot be reached, hf_hub_download retries
         # for about 23 s before it gives up; this says so at once.
         url = hf_hub_url(repo_id, "config.json", revision=revision, endpoint=endpoint)
-        get_hf_file_metadata(url, timeout=10)
+        size = get_hf_file_metadata(url, timeout=10).size
+        if (
+            size is not None and size > CONFIG_MAX_BYTES
+        ):  # a model id in a pull request must not fill the disk
+            raise NotCached(
+                f"{repo_id}'s config.json on {endpoint} is {size:,} bytes, over the {CONFIG_MAX_BYTES:,} rigcheck "
+                f"reads; not fetched"
+            )
         hf_hub_download(
             repo_id,
             "config.json",
@@ -94,6 +103,8 @@ def fetch_config(repo_id: str, revision: str | None, missing: NotCached) -> None
             endpoint=endpoint,
             etag_timeout=10,
         )
+    except NotCached:
+        raise
     except errors.GatedRepoError:
         raise NotCached(
             f"{repo_id} is a gated model: accept its terms at {endpoint}/{repo_id} and log in "
