@@ -21,7 +21,6 @@ from types import MappingProxyType
 from typing import Any
 
 from rigcheck.core.engine.errors import Problem, SpecError
-from rigcheck.core.estimate.hf_cache import CONFIG_MAX_BYTES
 from rigcheck.core.spec import spec_codes
 from rigcheck.core.spec.fields import did_you_mean
 
@@ -570,7 +569,7 @@ _FIRST = {
 #: The deepest nesting read in a config.json (published ones nest three levels) and the largest file:
 #: deeper or larger is hostile input, refused before the JSON parser (which recurses) sees it.
 HF_CONFIG_MAX_DEPTH = 64
-HF_CONFIG_MAX_BYTES = CONFIG_MAX_BYTES  # rigcheck.core.estimate.hf_cache: the cap of what is fetched too
+HF_CONFIG_MAX_BYTES = 16 * 2**20  # also the most rigcheck.core.estimate.hf_cache fetches
 
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _JSON_BRACKET = re.compile(r"[\[\]{}]")

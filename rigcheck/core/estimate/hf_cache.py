@@ -24,8 +24,6 @@ from contextvars import ContextVar
 #: A hub repository id: ``org/name`` (letters, digits, ``-``, ``_``, ``.``; no ``..``).
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
-#: The largest config.json read (``architecture.HF_CONFIG_MAX_BYTES``) or fetched: a larger one is hostile.
-CONFIG_MAX_BYTES = 16 * 2**20
 _REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$")
 
 
@@ -73,6 +71,10 @@ def fetch_config(repo_id: str, revision: str | None, missing: NotCached) -> None
     ``HF_ENDPOINT`` when set); :class:`NotCached` saying why when it cannot (gated, private or unknown
     model, no such revision, no network, huggingface_hub not installed)."""
     import logging
+
+    from rigcheck.core.estimate.architecture import (
+        HF_CONFIG_MAX_BYTES as CONFIG_MAX_BYTES,  # the reader's cap
+    )
 
     fetch = fetch_command(repo_id, revision)
     try:
