@@ -569,7 +569,7 @@ _FIRST = {
 #: The deepest nesting read in a config.json (published ones nest three levels) and the largest file:
 #: deeper or larger is hostile input, refused before the JSON parser (which recurses) sees it.
 HF_CONFIG_MAX_DEPTH = 64
-HF_CONFIG_MAX_BYTES = 16 * 2**20  # also the most rigcheck.core.estimate.hf_cache fetches
+HF_CONFIG_MAX_BYTES = 16 * 2**20  # also the most a fetch from the hub takes (hf_cache.config_path)
 
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _JSON_BRACKET = re.compile(r"[\[\]{}]")
@@ -586,7 +586,7 @@ def _hub_config(repo_id: str, revision: str | None, pointer: str, fail: Any) -> 
     from rigcheck.core.estimate.hf_cache import NotCached, config_path
 
     try:
-        path = config_path(repo_id, revision)
+        path = config_path(repo_id, revision, HF_CONFIG_MAX_BYTES)
     except (NotCached, ValueError) as exc:
         raise fail(pointer, str(exc)) from None
     try:

@@ -53,28 +53,26 @@ def network_allowed() -> bool:
     return _NETWORK.get() and os.environ.get("HF_HUB_OFFLINE", "").upper() not in _TRUE
 
 
-def config_path(repo_id: str, revision: str | None = None) -> str:
+def config_path(repo_id: str, revision: str | None, cap: int) -> str:
     """The cached config.json of ``repo_id`` at ``revision`` (:func:`cached_config`); when it is not
-    cached and the network is allowed, fetched first (:func:`fetch_config`)."""
+    cached and the network is allowed, fetched first (:func:`fetch_config`, at most ``cap`` bytes: the
+    reader's cap)."""
     try:
         return cached_config(repo_id, revision)
     except NotCached as missing:
         if not network_allowed():
             raise
         first = missing
-    fetch_config(repo_id, revision, first)
+    fetch_config(repo_id, revision, first, cap)
     return cached_config(repo_id, revision)
 
 
-def fetch_config(repo_id: str, revision: str | None, missing: NotCached) -> None:
+def fetch_config(repo_id: str, revision: str | None, missing: NotCached, cap: int) -> None:
     """Download ``config.json`` alone into the hub cache with huggingface_hub (``hf_hub_download``, from
-    ``HF_ENDPOINT`` when set); :class:`NotCached` saying why when it cannot (gated, private or unknown
-    model, no such revision, no network, huggingface_hub not installed)."""
+    ``HF_ENDPOINT`` when set), refusing one the hub says is over ``cap`` bytes before any is downloaded;
+    :class:`NotCached` saying why when it cannot (gated, private or unknown model, no such revision, no
+    network, too large, huggingface_hub not installed)."""
     import logging
-
-    from rigcheck.core.estimate.architecture import (
-        HF_CONFIG_MAX_BYTES as CONFIG_MAX_BYTES,  # the reader's cap
-    )
 
     fetch = fetch_command(repo_id, revision)
     try:
@@ -90,11 +88,9 @@ def fetch_config(repo_id: str, revision: str | None, missing: NotCached) -> None
         # for about 23 s before it gives up; this says so at once.
         url = hf_hub_url(repo_id, "config.json", revision=revision, endpoint=endpoint)
         size = get_hf_file_metadata(url, timeout=10).size
-        if (
-            size is not None and size > CONFIG_MAX_BYTES
-        ):  # a model id in a pull request must not fill the disk
+        if size is not None and size > cap:  # a model id in a pull request must not fill the disk
             raise NotCached(
-                f"{repo_id}'s config.json on {endpoint} is {size:,} bytes, over the {CONFIG_MAX_BYTES:,} rigcheck "
+                f"{repo_id}'s config.json on {endpoint} is {size:,} bytes, over the {cap:,} rigcheck "
                 f"reads; not fetched"
             )
         hf_hub_download(
