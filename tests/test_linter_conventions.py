@@ -181,3 +181,14 @@ def test_zsh_and_fish_scripts_name_every_command_and_option(run_cli) -> None:  #
         assert f"-a {command} " in fish
     assert "'__fish_seen_subcommand_from lint' -l extend-exclude -r -F" in fish
     assert run_cli("completion", "tcsh").exit_code == 2
+
+
+def test_a_plugins_format_name_cannot_run_code_when_completing() -> None:
+    """bash's ``compgen -W`` and fish's ``complete -a`` expand their words: a format named ``$(...)`` or
+    ``(...)`` is left out of the scripts, the others stay."""
+    from rigcheck.commands.completion import bash_script, commands, fish_script
+
+    found = commands(["text", "$(touch /tmp/owned)", "(rm -rf ~)", "site-report"])
+    for script in (bash_script(found), fish_script(found)):
+        assert "touch" not in script and "rm -rf" not in script
+        assert "site-report" in script

@@ -12,6 +12,7 @@ Install (as ruff and pip document theirs)::
 from __future__ import annotations
 
 import argparse
+import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,6 +22,10 @@ from rigcheck.commands._options import add_plugin_options
 from rigcheck.exit_codes import EXIT_OK
 
 SHELLS = ("bash", "zsh", "fish")
+
+#: What a completion word may be: bash's ``compgen -W`` and fish's ``complete -a`` expand their words (command
+#: substitution included), so a plugin's format named ``$(...)`` or ``(...)`` would run when completing.
+SAFE_WORD = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -71,6 +76,7 @@ def commands(formats: Sequence[str]) -> list[Command]:
                 choices = tuple(str(choice) for choice in option.choices or ())
                 if not choices and option.dest == "format":
                     choices = tuple(formats)
+                choices = tuple(choice for choice in choices if SAFE_WORD.match(choice))
                 options.append(
                     Option(
                         tuple(option.option_strings),

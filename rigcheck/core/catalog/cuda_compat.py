@@ -33,6 +33,14 @@ def parse_version(text: str | None) -> Version | None:
         return None
 
 
+def release_version(text: str | None) -> Version | None:
+    """A release as dotted integers, without its pre-release, post-release or local part: ``2.7.0.dev2025``,
+    ``0.5.3.post1`` and ``0.6.4+cu121`` are 2.7.0, 0.5.3 and 0.6.4; None for what is not a version."""
+    if text is None:
+        return None
+    return parse_version(re.sub(r"(a|b|rc|\.dev|\.post|\+).*$", "", str(text).strip()))
+
+
 def cuda_text(version: Version) -> str:
     return ".".join(str(part) for part in version)
 
@@ -69,7 +77,7 @@ class TorchBuild:
     @classmethod
     def parse(cls, text: str) -> TorchBuild | None:
         base, _, local = str(text).strip().partition("+")
-        version = parse_version(re.sub(r"(a|b|rc|\.dev|\.post).*$", "", base))
+        version = release_version(base)
         if version is None:
             return None
         return cls(version, local or None, str(text))

@@ -103,7 +103,7 @@ def _bitsandbytes_keeps(workload: Any, qlora_backend: str) -> dict[str, bool]:
     if not (int8 or four_bit):
         return {}
     facts = load_rule_facts("memory")["bitsandbytes"]
-    version = parse_version(workload.versions.bitsandbytes if workload.versions else None)
+    version = _version_of(workload, "bitsandbytes")
 
     def before(key: str) -> bool:
         return version is not None and version < (parse_version(str(facts[key])) or ())
@@ -115,14 +115,11 @@ def _bitsandbytes_keeps(workload: Any, qlora_backend: str) -> dict[str, bool]:
 
 
 def _version_of(workload: Any, library: str) -> tuple[int, ...] | None:
-    """``versions.<library>`` as dotted integers (``0.5.3.post1`` is 0.5.3, ``0.6.4+cu121`` is 0.6.4), or
+    """``versions.<library>`` as a release (``0.5.3.post1`` is 0.5.3: ``cuda_compat.release_version``), or
     None when unset or not a version."""
-    import re
+    from rigcheck.core.catalog.cuda_compat import release_version
 
-    from rigcheck.core.catalog.cuda_compat import parse_version
-
-    text = getattr(workload.versions, library, None) if workload.versions else None
-    return parse_version(re.sub(r"(a|b|rc|\.dev|\.post|\+).*$", "", str(text))) if text else None
+    return release_version(getattr(workload.versions, library, None) if workload.versions else None)
 
 
 def memory_inputs(workload: Any, arch: Architecture, *, gpus_per_node: int = 8) -> MemoryInputs:

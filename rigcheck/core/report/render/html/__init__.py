@@ -28,7 +28,9 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters["gib"] = lambda value: f"{value:,.2f}"
+    from rigcheck.core.report.render.html import views
+
+    env.filters["gib"] = views.gib_text
     env.filters["num"] = _number
     return env
 

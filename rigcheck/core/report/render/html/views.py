@@ -62,13 +62,13 @@ class MemoryBar:
     def range_label(self) -> Label:
         """The range's label under its line ("range LOW to HIGH", an en dash between), kept inside the
         drawing: it ends at the line's right end where it would run past it."""
-        text = f"range {_gib(self.low_gib)}{EN_DASH}{_gib(self.high_gib)}"
+        text = f"range {gib_text(self.low_gib)}{EN_DASH}{gib_text(self.high_gib)}"
         return _label_in(text, self.x(self.low_gib), self.x(self.high_gib))
 
     @property
     def capacity_text(self) -> Label:
         """ "capacity N GiB" beside the capacity line: to its left, or to its right where it would be cut."""
-        text = f"capacity {_gib(self.capacity_gib)} GiB"
+        text = f"capacity {gib_text(self.capacity_gib)} GiB"
         at = self.x(self.capacity_gib)
         if at - 4 - text_width(text) >= 0:
             return Label(text, at - 4, "end")
@@ -77,11 +77,13 @@ class MemoryBar:
 
 @dataclass(frozen=True)
 class Label:
-    """A text of the SVG: where it stands and which end (start, middle, end) stands there."""
+    """A text of the SVG: where it stands and which end (start, middle, end) stands there (``y``: where
+    the template does not place it itself)."""
 
     text: str
     x: float
     anchor: str
+    y: float = 0.0
 
 
 EN_DASH = "\u2013"
@@ -96,7 +98,8 @@ def text_width(text: str) -> float:
     return len(text) * CHAR_WIDTH
 
 
-def _gib(value: float) -> str:
+def gib_text(value: float) -> str:
+    """GiB as the pages write them (the templates' ``gib`` filter too): 32.83, 1,024.00."""
     return f"{value:,.2f}"
 
 
@@ -310,16 +313,6 @@ class Point:
 
 
 @dataclass(frozen=True)
-class PointLabel:
-    """A Pareto point's name: where it stands (placed off every dot, other label and the frame)."""
-
-    text: str
-    x: float
-    y: float
-    anchor: str
-
-
-@dataclass(frozen=True)
 class Scatter:
     """The plan's passing candidates, both axes logarithmic: the run's cost against its time, or for a
     serve (no run length) the price per hour against the tokens per second."""
@@ -328,7 +321,7 @@ class Scatter:
     front: str  # SVG path of the Pareto front
     x_ticks: tuple[tuple[float, str], ...]
     y_ticks: tuple[tuple[float, str], ...]
-    labels: tuple[PointLabel, ...] = ()
+    labels: tuple[Label, ...] = ()
     x_title: str = ""
     y_title: str = ""
     caption: str = ""
@@ -456,7 +449,7 @@ def _series(lo: float, hi: float, steps: Sequence[float]) -> list[float]:
     ]
 
 
-def place_labels(points: Sequence[Point], frame: tuple[float, float, float, float]) -> tuple[PointLabel, ...]:
+def place_labels(points: Sequence[Point], frame: tuple[float, float, float, float]) -> tuple[Label, ...]:
     """A label for each Pareto point: its name (cut at :data:`LABEL_CHARS`) at the first of twelve places
     around its dot (right, then left; just above, just below, then further out) where the label's box
     stays inside ``frame`` and covers no dot and no label placed before. Where no place is clear the label
@@ -478,7 +471,7 @@ def place_labels(points: Sequence[Point], frame: tuple[float, float, float, floa
 
 def _places(
     point: Point, text: str, frame: tuple[float, float, float, float], taken: Sequence[tuple[float, ...]]
-) -> list[tuple[tuple[bool, int], tuple[float, float, float, float], PointLabel]]:
+) -> list[tuple[tuple[bool, int], tuple[float, float, float, float], Label]]:
     """Each place for ``text`` around ``point``: ((outside the frame, boxes it covers), its box, the label)."""
     left, top, right, bottom = frame
     width = text_width(text)
@@ -490,7 +483,7 @@ def _places(
             box = (x0, y - 10, x0 + width, y + 2)
             outside = not (left <= box[0] and box[2] <= right and top <= box[1] and box[3] <= bottom)
             covered = sum(_overlap(box, other) for other in taken)
-            found.append(((outside, covered), box, PointLabel(text, round(x, 1), round(y, 1), anchor)))
+            found.append(((outside, covered), box, Label(text, round(x, 1), anchor, round(y, 1))))
     return found
 
 
