@@ -153,6 +153,51 @@ def test_lora_optimizer_holds_the_adapters_states_only(
     assert result.phase_peaks["optimizer step"] == step_peak
 
 
+@pytest.mark.parametrize(
+    ("precision", "lora"),
+    [
+        ("bf16-mixed", {"rank": 4, "targets": ["q_proj", "v_proj"]}),
+        ("bf16-true", {"rank": 4, "targets": ["all-linear"]}),
+        ("32-true", {"rank": 8, "targets": ["q_proj", "down_proj"], "modules_to_save": ["lm_head"]}),
+    ],
+)
+def test_traced_adapters_have_the_dtypes_peft_gives_real_ones(precision: str, lora: dict[str, Any]) -> None:
+    """The trace makes PEFT's adapters itself (PEFT's own move of fake parameters is refused by torch);
+    every parameter of the traced model has the shape, dtype and trainability PEFT gives the same
+    model built on real tensors."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+
+    from rigcheck.trace.models import build_config, build_model
+    from rigcheck.trace.step import fake_model
+
+    inputs = inputs_of({"id": "tiny", "workload": workload("lora", precision, lora=lora)})
+    traced = fake_model(inputs)
+    base_dtype = traced.get_base_model().model.embed_tokens.weight.dtype
+    assert base_dtype == (torch.float32 if precision == "32-true" else torch.bfloat16)
+    real = build_model(build_config(inputs.arch, attention=inputs.attention), dtype=base_dtype)
+    for parameter in real.parameters():
+        parameter.requires_grad_(False)
+    targets = "all-linear" if lora["targets"] == ["all-linear"] else lora["targets"]
+    config = LoraConfig(
+        r=lora["rank"],
+        lora_alpha=2 * lora["rank"],
+        lora_dropout=inputs.lora_dropout,
+        target_modules=targets,
+        modules_to_save=lora.get("modules_to_save"),
+        task_type="CAUSAL_LM",
+    )
+    real = get_peft_model(real, config, autocast_adapter_dtype=precision != "bf16-true")
+
+    def described(model: Any) -> dict[str, tuple[Any, ...]]:
+        return {name: (tuple(p.shape), p.dtype, p.requires_grad) for name, p in model.named_parameters()}
+
+    assert described(traced) == described(real)
+    assert any("lora_A" in name for name in described(traced))
+    adapter_dtypes = {p.dtype for name, p in traced.named_parameters() if "lora_" in name}
+    assert adapter_dtypes == {torch.bfloat16 if precision == "bf16-true" else torch.float32}
+
+
 # -- c. the trace and the analytic estimate agree --------------------------------------------------------
 
 
@@ -353,3 +398,48 @@ def test_keeping_only_the_running_peak_changes_no_result(mapping: dict[str, Any]
         dict(whole.categories),
         dict(whole.phase_peaks),
     )
+
+
+# -- nothing replaced ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "mapping",
+    [
+        workload("lora", lora={"rank": 4, "targets": ["q_proj", "v_proj"]}),
+        workload("full_finetune", parallelism={"dp": 2, "fsdp": "full_shard"}),
+        workload("inference", inference={"context_len": 64, "concurrency": 1}),
+    ],
+    ids=["lora", "fsdp", "inference"],
+)
+def test_a_trace_replaces_no_function_of_the_libraries_it_runs(mapping: dict[str, Any]) -> None:
+    """While a trace runs (seen from its progress messages) every attribute of torch's Module, PEFT's
+    tuner layer, transformers' masking module and DTensor's sharding propagation is the object it was
+    before; the mask registry's ``sdpa`` entry is transformers' own again afterwards."""
+    import importlib
+
+    import torch
+    from peft.tuners.tuners_utils import BaseTunerLayer
+    from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, sdpa_mask
+
+    from rigcheck.trace.step import trace_step
+
+    watched = [
+        torch.nn.Module,
+        BaseTunerLayer,
+        importlib.import_module("transformers.masking_utils"),
+        importlib.import_module("torch.distributed.tensor._sharding_prop"),
+    ]
+    before = [dict(vars(owner)) for owner in watched]
+    replaced: list[str] = []
+
+    def look(message: str) -> None:
+        for owner, then in zip(watched, before, strict=True):
+            now = vars(owner)
+            replaced.extend(
+                f"{owner.__name__}.{name}" for name, value in then.items() if now.get(name) is not value
+            )
+
+    trace_step(inputs_of({"id": "tiny", "workload": mapping}), progress=look)
+    assert not replaced
+    assert ALL_MASK_ATTENTION_FUNCTIONS["sdpa"] is sdpa_mask

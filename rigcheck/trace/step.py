@@ -113,6 +113,16 @@ def trace_step(
     )
 
 
+def fake_model(inputs: MemoryInputs) -> Any:
+    """The model a one-rank trace of ``inputs`` runs, on fake tensors, as transformers, bitsandbytes
+    and PEFT made it (its parameters' shapes and dtypes; tests/test_trace.py holds them to PEFT's)."""
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode(allow_non_fake_inputs=True), torch.device("cpu"):
+        return _Runner(inputs, lambda message: None).build(None)
+
+
 def versions() -> dict[str, str]:
     """The versions of the libraries whose code a trace ran."""
     from importlib import metadata
@@ -161,7 +171,6 @@ class _Runner:
 
         with contextlib.ExitStack() as stack:
             stack.enter_context(cuda_autocast_policy())
-            stack.enter_context(_assign_converted_parameters())
             stack.enter_context(_frozen_parameter_hooks())
             stack.enter_context(_unpadded_batches())
             mesh = stack.enter_context(_fsdp_mesh(self.world)) if self.i.fsdp else None
@@ -241,9 +250,17 @@ class _Runner:
             task_type="CAUSAL_LM",
         )
         # PEFT keeps adapters in fp32 under a 16-bit base unless told otherwise; bf16-true runs keep
-        # everything in bf16 (litgpt, torchtune).
+        # everything in bf16 (litgpt, torchtune). PEFT creates the adapters on the default device, here
+        # meta, and then leaves them where they are; they are made below, as fake tensors. (On a fake
+        # device PEFT would move them onto the base layer's device and dtype with ``Module.to``, which
+        # torch 2.13 refuses for fake parameters.)
+        import torch
+
         keep_fp32 = i.precision not in ("bf16-true", "16-true")
-        return get_peft_model(model, config, autocast_adapter_dtype=keep_fp32)
+        with torch.device("meta"):
+            model = get_peft_model(model, config, autocast_adapter_dtype=keep_fp32)
+        _make_adapters(model, keep_fp32=keep_fp32)
+        return model
 
     def optimizers(self, model: Any) -> list[Any]:
         import torch
@@ -350,11 +367,12 @@ class _Runner:
         chunked cross-entropy over 8 chunks (torchtune CEWithChunkedOutputLoss)."""
         import torch
 
+        mask = torch.ones_like(ids)  # unpadded rows (_unpadded_batches)
         if self.i.loss != "chunked":
-            output = model(input_ids=ids, labels=ids, use_cache=False)
+            output = model(input_ids=ids, attention_mask=mask, labels=ids, use_cache=False)
             return output.loss
         base = model.get_base_model() if hasattr(model, "get_base_model") else model
-        hidden = base.model(input_ids=ids, use_cache=False).last_hidden_state
+        hidden = base.model(input_ids=ids, attention_mask=mask, use_cache=False).last_hidden_state
         head = base.get_output_embeddings()
         labels = torch.nn.functional.pad(ids[:, 1:], (0, 1), value=-100)
         total = None
@@ -490,58 +508,33 @@ def _quant_state_tensors(model: Any) -> list[Any]:
     return out
 
 
-@contextlib.contextmanager
-def _assign_converted_parameters() -> Iterator[None]:
-    """``module.to(dtype)`` (PEFT casts its adapters with it) swaps fake parameters in place, which
-    this torch refuses for tensors a fake mode holds weak references to. While a model is built,
-    ``Module._apply`` assigns the converted parameter instead, keeping shared (tied) parameters
-    shared; the memory is the same either way."""
+def _make_adapters(model: Any, *, keep_fp32: bool) -> None:
+    """Give each adapter parameter PEFT left on the meta device a fake tensor of its shape, with the
+    dtype PEFT would have given it: the base layer's floating dtype
+    (``BaseTunerLayer._move_adapter_to_device_of_base_layer``), then float32 for a 16-bit one when
+    adapters are autocast (``peft.tuners.tuners_utils.cast_adapter_dtype``). Parameters met twice
+    (shared) stay one tensor."""
     import torch
-    from torch._subclasses.fake_tensor import FakeTensor
+    from peft.tuners.tuners_utils import BaseTunerLayer
 
-    original = torch.nn.Module._apply
-    converted: dict[int, Any] = {}
-
-    def _apply(self: Any, fn: Any, recurse: bool = True) -> Any:
-        if not any(isinstance(p, FakeTensor) for p in self._parameters.values() if p is not None):
-            if recurse:
-                for child in self.children():
-                    child._apply(fn)
-            if not self._parameters:
-                for key, buffer in self._buffers.items():
-                    if buffer is not None:
-                        self._buffers[key] = fn(buffer)
-                return self
-            return original(self, fn, recurse=False)
-        if recurse:
-            for child in self.children():
-                child._apply(fn)
-        for key, param in list(self._parameters.items()):
-            if param is None:
-                continue
-            if id(param) in converted:
-                self._parameters[key] = converted[id(param)][1]
-                continue
-            with torch.no_grad():
-                applied = fn(param)
-            if applied is param:
-                continue
-            new = torch.nn.Parameter(applied, requires_grad=param.requires_grad)
-            new.__dict__.update(param.__dict__)
-            converted[id(param)] = (param, new)  # the old one is kept so that its id is not reused
-            self._parameters[key] = new
-        for key, buffer in self._buffers.items():
-            if buffer is not None:
-                self._buffers[key] = fn(buffer)
-        return self
-
-    # A deliberate monkeypatch of a method (mypy's method-assign), undone in the finally below.
-    torch.nn.Module._apply = _apply  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        torch.nn.Module._apply = original  # type: ignore[method-assign]
-        converted.clear()
+    made: dict[int, Any] = {}
+    layers: list[Any] = [module for module in model.modules() if isinstance(module, BaseTunerLayer)]
+    for layer in layers:
+        base: Any = layer.get_base_layer().weight.dtype
+        for adapter in layer.modules():
+            for key, param in list(adapter.named_parameters(recurse=False)):
+                if not param.is_meta:
+                    continue
+                if id(param) not in made:
+                    dtype = base if base.is_floating_point else param.dtype
+                    if keep_fp32 and dtype in (torch.float16, torch.bfloat16):
+                        dtype = torch.float32
+                    data = torch.empty(param.shape, dtype=dtype, device="cpu")
+                    made[id(param)] = (param, torch.nn.Parameter(data, requires_grad=param.requires_grad))
+                adapter.register_parameter(key, made[id(param)][1])
+    left = [name for name, tensor in model.named_parameters() if tensor.is_meta]
+    if left:
+        raise RuntimeError(f"PEFT left parameters on the meta device that a trace cannot size: {left[:3]}")
 
 
 def _frozen_parameter_hooks() -> Any:
@@ -569,35 +562,34 @@ def _frozen_parameter_hooks() -> Any:
 
 @contextlib.contextmanager
 def _unpadded_batches() -> Iterator[None]:
-    """A trace's batch rows are whole sequences without padding (or packed for a kernel that needs no
-    mask), and on a GPU transformers then passes no mask to SDPA: ``is_causal=True`` (and grouped
-    K/V read in place). It decides that by reading the position ids and the cache offset, which fake
-    tensors cannot show, and would build an s x s mask instead; here it is told what it would see
-    (``transformers/masking_utils.py``: ``find_packed_sequence_indices``, ``_ignore_causal_mask_sdpa``)."""
-    from transformers import masking_utils
+    """A trace's batch rows are whole sequences without padding, and on a GPU transformers then passes
+    no mask to SDPA (``is_causal=True``, grouped K/V read in place) unless the model asks for one
+    (``allow_is_causal_skip=False``: Falcon always, a static cache's one-token decode step). It decides
+    by reading the attention mask and the cache offset, which fake tensors cannot show, and would build
+    a q x kv mask. While a trace runs, the ``sdpa`` entry of transformers' mask registry
+    (``AttentionMaskInterface``, its documented way to choose a mask function) decides as the GPU run
+    would for unpadded rows (``masking_utils._ignore_causal_mask_sdpa``): no mask where the model allows
+    one to be skipped and no sliding window is shorter than the keys; elsewhere transformers' own
+    ``sdpa_mask`` builds it. Training batches carry an all-ones attention mask, as a trainer's collator
+    gives them, so that transformers does not look for packed sequences in fake position ids."""
+    from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, sdpa_mask
 
-    packed, ignore = masking_utils.find_packed_sequence_indices, masking_utils._ignore_causal_mask_sdpa
-
-    def no_packing(position_ids: Any) -> None:
-        return None
-
-    def skip_mask(
-        padding_mask: Any,
-        q_length: int,
+    def gpu_sdpa_mask(
+        *,
         kv_length: int,
-        q_offset: Any,
-        kv_offset: Any,
-        local_attention_size: Any = None,
-    ) -> bool:
-        return padding_mask is None and (local_attention_size is None or kv_length < local_attention_size)
+        local_size: int | None = None,
+        allow_is_causal_skip: bool = True,
+        **kwargs: Any,
+    ) -> Any:
+        if allow_is_causal_skip and (local_size is None or kv_length < local_size):
+            return None
+        return sdpa_mask(kv_length=kv_length, local_size=local_size, allow_is_causal_skip=False, **kwargs)
 
-    masking_utils.find_packed_sequence_indices = no_packing
-    masking_utils._ignore_causal_mask_sdpa = skip_mask
+    ALL_MASK_ATTENTION_FUNCTIONS["sdpa"] = gpu_sdpa_mask
     try:
         yield
     finally:
-        masking_utils.find_packed_sequence_indices = packed
-        masking_utils._ignore_causal_mask_sdpa = ignore
+        del ALL_MASK_ATTENTION_FUNCTIONS["sdpa"]
 
 
 def _shard_count(inputs: MemoryInputs) -> int:
