@@ -91,3 +91,59 @@ def test_a_number_and_a_name_that_is_not_there(run_cli, write_spec) -> None:  # 
     assert bad.exit_code == 2 and len(bad.err.strip().splitlines()) == 1 and "US:residential" in bad.err
     assert run_cli("plan", path, "--electricity", "-1").exit_code == 2
     assert json.loads(run_cli("plan", path, "-f", "json", "--buy", "--gpus", "RTX 4090").out)["electricity"]
+
+
+# -- a 4-GPU workstation, priced ---------------------------------------------------------------------
+
+
+def test_a_four_gpu_workstation_build_has_a_sourced_total(run_cli, write_spec) -> None:  # type: ignore[no-untyped-def]
+    """Four RTX 6000 Ada on the WRX90 workstation: the purchase is the sum of its dated, sourced parts
+    (board, CPU and RDIMM kit from one build list of 2026-06-23; as many kits as the board's slots
+    hold), and its PSU is the 2,200 W unit:
+    4 x 300 W + 350 W CPU + 100 W platform = 1,650 W is 103% of a 1,600 W unit (PWR001 fails) and 75%
+    of 2,200 W (PWR001 passes; PWR002 warns about the wall circuit)."""
+    plan = _plan(run_cli, write_spec, LORA_7B, "--buy", "--gpus", "RTX 6000 Ada")
+    row = _row(plan, "build 4x NVIDIA RTX 6000 Ada Generation (workstation)")
+    assert all(price["amount"] is not None for price in row["prices"])
+    assert row["cost"]["purchase"] == pytest.approx(sum(price["amount"] for price in row["prices"]))
+    book = price_book()
+    template = book.template("workstation")
+    by_kind = {price["what"]: price for price in row["prices"]}
+    for kind in ("motherboard", "cpu", "ram"):
+        [part] = template.parts[kind]
+        assert by_kind[kind]["amount"] == part.price.amount and by_kind[kind]["as_of"] == "2026-06-23"
+        assert part.attributes["observed_in"] == "build-list-2026-06-23"
+    assert by_kind["psu"]["item"] == "Super Flower Leadex 2200 W ATX 3.1"
+    # 192 GB of VRAM asks for more RAM than one 8 x 32 GB kit, and the board's 8 slots hold one kit
+    [kit] = template.parts["ram"]
+    assert template.memory_slots == kit.attributes["modules"] == 8
+    assert (
+        by_kind["ram"]["item"].startswith("1 x ") and "RAM capped at the workstation's 256 GB" in row["notes"]
+    )
+    assert "PWR001" not in row["failures"] + row["warnings"] and row["verdict"] == "warn"
+
+
+def test_sizing_takes_a_part_that_only_warns_over_one_that_fails() -> None:
+    """The PSU is the cheapest with which PWR001/PWR002 pass; where none passes, the cheapest with which
+    they only warn, never a failing one beside it (judged here by a stand-in that fails every 1600 W
+    unit and warns on the 2,200 W one)."""
+    from rigcheck.core.catalog.catalog import builtin_catalog
+    from rigcheck.core.plan.sizing import build
+
+    book = price_book()
+    template = book.template("workstation")
+    asked: list[float] = []
+
+    def judge(rig: dict, codes: tuple[str, ...]) -> int:  # type: ignore[type-arg]
+        if codes != ("PWR001", "PWR002"):
+            return 0
+        watts = rig["nodes"][0]["psu"]["watts"]
+        asked.append(watts)
+        return 2 if watts < 2000 else 1
+
+    gpu = builtin_catalog().get("rtx-6000-ada")
+    candidate = build(book, template, gpu, 4, judge)
+    psu = [name for name, _ in candidate.parts if "W" in name and ("PRIME" in name or "Leadex" in name)]
+    assert psu == ["Super Flower Leadex 2200 W ATX 3.1"]
+    assert sorted(asked) == sorted(part.attributes["watts"] for part in template.parts["psu"])
+    assert candidate.rig["nodes"][0]["psu"]["watts"] == 2200

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 HARDWARE = Path(__file__).resolve().parents[1] / "specs" / "hardware"
-READ_DATE = dt.date(2026, 12, 1)  # the date the data was gathered; no as_of may be later
+READ_DATE = dt.date(2026, 12, 7)  # the last date data was gathered; no as_of may be later
 
 PRICE_KEYS = {
     "price_per_hour",

@@ -108,10 +108,11 @@ class Evaluator:
             )
         return self._variants[key]
 
-    def passes(self, candidate_rig: dict[str, Any], gpus: int, codes: tuple[str, ...]) -> bool:
-        """Whether the rules ``codes`` neither warn nor fail on ``candidate_rig`` (for sizing parts)."""
+    def worst(self, candidate_rig: dict[str, Any], gpus: int, codes: tuple[str, ...]) -> int:
+        """What the rules ``codes`` say of ``candidate_rig`` (for sizing parts): 0 pass, 1 warn, 2 fail."""
         report = self._run(candidate_rig, gpus, RunOptions(select=codes))
-        return not any(f.severity in (Severity.WARN, Severity.FAIL) and f.counts for f in report.findings)
+        counted = {f.severity for f in report.findings if f.counts}
+        return 2 if Severity.FAIL in counted else 1 if Severity.WARN in counted else 0
 
     def evaluate(self, candidate: Candidate) -> Outcome:
         outcome = self._evaluate(candidate, ())
@@ -176,12 +177,12 @@ class Evaluator:
         return run_checks(rig_doc, workload, self.registry, self.catalog, options)
 
 
-def judge_for(evaluator: Evaluator) -> Callable[[dict[str, Any], tuple[str, ...]], bool]:
+def judge_for(evaluator: Evaluator) -> Callable[[dict[str, Any], tuple[str, ...]], int]:
     """The sizing judge of :mod:`rigcheck.core.plan.sizing` for this workload."""
 
-    def passes(rig: dict[str, Any], codes: tuple[str, ...]) -> bool:
+    def worst(rig: dict[str, Any], codes: tuple[str, ...]) -> int:
         node = rig["nodes"][0]
         gpus = int(node["gpus"]["count"]) * int(node.get("count", 1))
-        return evaluator.passes(rig, gpus, codes)
+        return evaluator.worst(rig, gpus, codes)
 
-    return passes
+    return worst

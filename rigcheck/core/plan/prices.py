@@ -92,6 +92,7 @@ class Template:
     parts: Mapping[str, tuple[Part, ...]]
     unpriced: tuple[str, ...]
     source: str
+    memory_slots: int | None = None
 
 
 @dataclass(frozen=True)
@@ -253,6 +254,7 @@ def _templates(data: Mapping[str, Any]) -> tuple[Template, ...]:
                 parts=chosen,
                 unpriced=tuple(row.get("unpriced") or ()),
                 source=row["source"],
+                memory_slots=row.get("memory_slots"),
             )
         )
     return tuple(templates)

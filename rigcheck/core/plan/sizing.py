@@ -2,7 +2,8 @@
 at ``platform.system_ram.recommended_ratio`` x VRAM, the cheapest CPU that PLT002 passes, the cheapest PSU
 that PWR001 and PWR002 pass, blower cards where PLT005 would warn about stacked open-air cards, a case
 with the card's length plus ``platform.gpu_length.margin_mm`` of clearance, the cheapest NVMe that STO003
-passes. A part the template has no sourced price for is listed as such; nothing is guessed."""
+passes; where no part passes, the cheapest with which the rules only warn. A part the template has no
+sourced price for is listed as such; nothing is guessed."""
 
 from __future__ import annotations
 
@@ -16,14 +17,15 @@ from rigcheck.core.catalog.facts import load_rule_facts
 from rigcheck.core.plan.candidates import BUILD_COUNTS, Candidate, slug
 from rigcheck.core.plan.prices import Part, Price, PriceBook, Template
 
-#: ``passes(rig, codes)``: whether none of the rules ``codes`` warns or fails on ``rig`` (with the workload).
-Judge = Callable[[dict[str, Any], tuple[str, ...]], bool]
+#: ``judge(rig, codes)``: the worst the rules ``codes`` say of ``rig`` (with the workload): 0 pass, 1 warn,
+#: 2 fail.
+Judge = Callable[[dict[str, Any], tuple[str, ...]], int]
 
 
 def built_candidates(
     book: PriceBook,
     catalog: Catalog,
-    passes: Judge,
+    judge: Judge,
     gpu_ids: Sequence[str],
     max_gpus: int,
 ) -> Iterator[Candidate]:
@@ -40,7 +42,7 @@ def built_candidates(
                 if form == "sxm" and count != template.max_gpus:
                     continue  # SXM parts come on a full baseboard
                 if template.name == "desktop" or count > _smaller_template_max(book, template, form):
-                    yield build(book, template, gpu, count, passes)
+                    yield build(book, template, gpu, count, judge)
 
 
 def _smaller_template_max(book: PriceBook, template: Template, form: str) -> int:
@@ -51,7 +53,7 @@ def _smaller_template_max(book: PriceBook, template: Template, form: str) -> int
     return max(smaller, default=0)
 
 
-def build(book: PriceBook, template: Template, gpu: GpuSpec, count: int, passes: Judge) -> Candidate:
+def build(book: PriceBook, template: Template, gpu: GpuSpec, count: int, judge: Judge) -> Candidate:
     platform = load_rule_facts("platform")
     name = f"build {count}x {gpu.name} ({template.name})"
     node: dict[str, Any] = {"name": slug(template.name), "gpus": {"model": gpu.id, "count": count}}
@@ -84,11 +86,11 @@ def build(book: PriceBook, template: Template, gpu: GpuSpec, count: int, passes:
             node["chassis"]["gpu_clearance_mm"] = math.ceil(gpu.length_mm + margin)
             notes.append(f"a case with at least {math.ceil(gpu.length_mm + margin)} mm of GPU clearance")
     rig = {"apiVersion": "rigcheck/v1", "kind": "Rig", "name": slug(name), "nodes": [node]}
-    _choose(template, "motherboard", parts, rig, passes, (), lambda part: _board_fits(part, count))
-    _choose(template, "cpu", parts, rig, passes, ("PLT002",), None, apply=_apply_cpu)
-    _choose(template, "psu", parts, rig, passes, ("PWR001", "PWR002"), None, apply=_apply_psu)
-    _choose(template, "case", parts, rig, passes, (), None)
-    _choose(template, "nvme", parts, rig, passes, ("STO003",), None, apply=_apply_nvme)
+    _choose(template, "motherboard", parts, rig, judge, (), lambda part: _board_fits(part, count))
+    _choose(template, "cpu", parts, rig, judge, ("PLT002",), None, apply=_apply_cpu)
+    _choose(template, "psu", parts, rig, judge, ("PWR001", "PWR002"), None, apply=_apply_psu)
+    _choose(template, "case", parts, rig, judge, (), None)
+    _choose(template, "nvme", parts, rig, judge, ("STO003",), None, apply=_apply_nvme)
     for unpriced in template.unpriced:
         parts.append((f"{unpriced} ({template.name})", None))
     if template.unpriced:
@@ -103,13 +105,16 @@ def _times(price: Price | None, count: int) -> Price | None:
 def _ram(
     template: Template, want_gb: float, parts: list[tuple[str, Price | None]], notes: list[str]
 ) -> float:
-    """Kits of the template's cheapest RAM part, enough for ``want_gb`` (capped by the template)."""
+    """Kits of the template's cheapest RAM part, enough for ``want_gb`` (capped by the template, and by
+    its memory slots: as many kits as the slots hold)."""
     kits = template.parts.get("ram") or ()
     if not kits:
         return 0.0
     kit = kits[0]
     capacity = float(kit.attributes.get("capacity_gb", 0)) or 1.0
     cap = float(template.max_ram_gb) if template.max_ram_gb else math.inf
+    if template.memory_slots:
+        cap = min(cap, template.memory_slots // int(kit.attributes.get("modules", 1)) * capacity)
     count = max(1, math.ceil(min(want_gb, cap) / capacity))
     total = count * capacity  # memory sold as "64 GB" is 64 GiB
     parts.append((f"{count} x {kit.model}", _times(kit.price, count)))
@@ -155,23 +160,26 @@ def _choose(
     category: str,
     parts: list[tuple[str, Price | None]],
     rig: dict[str, Any],
-    passes: Judge,
+    judge: Judge,
     codes: tuple[str, ...],
     fits: Callable[[Part], bool] | None,
     apply: Callable[[dict[str, Any], Part], None] | None = None,
 ) -> None:
     """The cheapest part of ``category`` (priced first) that ``fits`` and with which the rules ``codes``
-    neither warn nor fail; the last one tried when none does (its findings then show in the plan)."""
+    neither warn nor fail; else the cheapest with which they only warn; else the last one tried (its
+    findings then show in the plan)."""
     options = [part for part in template.parts.get(category) or () if fits is None or fits(part)]
     if not options:
         return
     node = rig["nodes"][0]
-    chosen = options[-1]
+    chosen, chosen_worst = options[-1], 2
     for part in options:
         if apply is not None:
             apply(node, part)
-        if not codes or passes(rig, codes):
-            chosen = part
+        worst = judge(rig, codes) if codes else 0
+        if worst < chosen_worst:
+            chosen, chosen_worst = part, worst
+        if worst == 0:
             break
     if apply is not None:
         apply(node, chosen)
