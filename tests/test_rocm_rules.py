@@ -61,7 +61,16 @@ def test_deprecated_and_dropped_targets_from_the_table() -> None:
         ("MI300X", "2.3.1+rocm6.0", "pass", "compiled for gfx942"),
         ("RX 7900 XTX", "2.0.1+rocm5.4.2", "fail", "(gfx900 gfx906 gfx908 gfx90a gfx1030)"),
         ("RX 7900 XTX", "2.1.2+rocm5.6", "pass", "compiled for gfx1100"),
-        ("MI300X", "2.5.1+rocm6.2", "skip", "not in PyTorch's ROCm build lists as sourced (torch 2.0-2.4)"),
+        ("MI300X", "2.5.1+rocm6.2", "pass", "compiled for gfx942"),
+        ("RX 7900 XTX", "2.7.1+rocm6.3", "pass", "compiled for gfx1100"),
+        ("MI250X", "2.12.0+rocm7.2", "pass", "compiled for gfx90a"),
+        # 2.10's lists disagree between sources and 2.13's is unconfirmed: not in the tables
+        (
+            "MI300X",
+            "2.10.0+rocm7.0",
+            "skip",
+            "not in PyTorch's ROCm build lists as sourced (torch 2.0-2.9, 2.11-2.12)",
+        ),
         ("MI300X", "2.4.0+cu121", "fail", "is a cu121 build: it cannot use AMD GPUs"),
         ("MI300X", "2.4.0", "skip", "no +rocmX.Y suffix"),
     ],
@@ -76,9 +85,11 @@ def test_torch_wheel_against_the_gfx_target(run_cli, write_spec, gpu, torch, ver
 def test_the_torch_fix_is_a_wheel_that_passes(run_cli, write_spec) -> None:  # type: ignore[no-untyped-def]
     report = _run(run_cli, write_spec, "MI300X", "torch: 2.0.1+rocm5.4.2", "ROCM002")
     [finding] = [f for f in report["findings"] if f["code"] == "ROCM002"]
-    assert "torch 2.3+rocm6.0" in finding["fix"]
-    fixed = _run(run_cli, write_spec, "MI300X", "torch: 2.3.0+rocm6.0", "ROCM002")
-    assert [s for s, _ in _verdicts(fixed, "ROCM002")] == ["pass"]
+    # the newest three listed wheels with gfx942; each passes
+    assert "torch 2.11+rocm7.2, torch 2.12+rocm7.1, torch 2.12+rocm7.2" in finding["fix"]
+    for wheel in ("2.11.0+rocm7.2", "2.12.0+rocm7.1", "2.12.1+rocm7.2"):
+        fixed = _run(run_cli, write_spec, "MI300X", f"torch: {wheel}", "ROCM002")
+        assert [s for s, _ in _verdicts(fixed, "ROCM002")] == ["pass"], wheel
 
 
 @pytest.mark.parametrize(

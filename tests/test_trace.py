@@ -169,11 +169,11 @@ def test_traced_adapters_have_the_dtypes_peft_gives_real_ones(precision: str, lo
     from peft import LoraConfig, get_peft_model
 
     from rigcheck.trace.models import build_config, build_model
-    from rigcheck.trace.step import fake_model
+    from rigcheck.trace.step import traced_parameters
 
     inputs = inputs_of({"id": "tiny", "workload": workload("lora", precision, lora=lora)})
-    traced = fake_model(inputs)
-    base_dtype = traced.get_base_model().model.embed_tokens.weight.dtype
+    traced = traced_parameters(inputs)
+    base_dtype = traced["base_model.model.model.embed_tokens.weight"][1]
     assert base_dtype == (torch.float32 if precision == "32-true" else torch.bfloat16)
     real = build_model(build_config(inputs.arch, attention=inputs.attention), dtype=base_dtype)
     for parameter in real.parameters():
@@ -192,9 +192,9 @@ def test_traced_adapters_have_the_dtypes_peft_gives_real_ones(precision: str, lo
     def described(model: Any) -> dict[str, tuple[Any, ...]]:
         return {name: (tuple(p.shape), p.dtype, p.requires_grad) for name, p in model.named_parameters()}
 
-    assert described(traced) == described(real)
-    assert any("lora_A" in name for name in described(traced))
-    adapter_dtypes = {p.dtype for name, p in traced.named_parameters() if "lora_" in name}
+    assert traced == described(real)
+    assert any("lora_A" in name for name in traced)
+    adapter_dtypes = {dtype for name, (_, dtype, _) in traced.items() if "lora_" in name}
     assert adapter_dtypes == {torch.bfloat16 if precision == "bf16-true" else torch.float32}
 
 

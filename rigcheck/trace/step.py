@@ -113,14 +113,23 @@ def trace_step(
     )
 
 
-def fake_model(inputs: MemoryInputs) -> Any:
-    """The model a one-rank trace of ``inputs`` runs, on fake tensors, as transformers, bitsandbytes
-    and PEFT made it (its parameters' shapes and dtypes; tests/test_trace.py holds them to PEFT's)."""
+def traced_parameters(inputs: MemoryInputs) -> dict[str, tuple[tuple[int, ...], Any, bool]]:
+    """The parameters of the model a one-rank trace of ``inputs`` runs, as transformers, bitsandbytes
+    and PEFT made it on fake tensors: name -> (shape, dtype, requires_grad) (tests/test_trace.py holds
+    them to PEFT's on real tensors)."""
+    import gc
+
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     with FakeTensorMode(allow_non_fake_inputs=True), torch.device("cpu"):
-        return _Runner(inputs, lambda message: None).build(None)
+        model = _Runner(inputs, lambda message: None).build(None)
+        out = {name: (tuple(p.shape), p.dtype, p.requires_grad) for name, p in model.named_parameters()}
+        del model
+    # The model's reference cycles hold fake tensors: freed now, not by a collection in the middle of a
+    # later trace in this process (torch 2.13 then fails inside the later trace's fake mode).
+    gc.collect()
+    return out
 
 
 def versions() -> dict[str, str]:

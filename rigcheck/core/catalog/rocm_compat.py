@@ -88,12 +88,12 @@ class RocmTables:
         )
 
     def wheels_for(self, gfx: str) -> list[str]:
-        """``torch 2.3+rocm6.0``-style names of the listed wheels compiled for ``gfx``."""
-        return [
-            f"torch {row['torch']}+rocm{row['rocm']}"
-            for row in self.data["torch_wheels"]
-            if gfx in row["gfx"]
-        ]
+        """``torch 2.3+rocm6.0``-style names of the listed wheels compiled for ``gfx``, oldest first."""
+        rows = sorted(
+            (row for row in self.data["torch_wheels"] if gfx in row["gfx"]),
+            key=lambda row: (_key(str(row["torch"])), _key(str(row["rocm"]))),
+        )
+        return [f"torch {row['torch']}+rocm{row['rocm']}" for row in rows]
 
     def driver_lines(self) -> list[str]:
         """The driver release lines the matrix names (``6.4``, ``30.10``), oldest first."""
@@ -129,6 +129,19 @@ def span(lines: Sequence[str]) -> str:
     if not lines:
         return "none"
     return lines[0] if len(lines) == 1 else f"{lines[0]}-{lines[-1]}"
+
+
+def runs(lines: Sequence[str]) -> str:
+    """Release lines as runs of consecutive minors: ``["2.8", "2.9", "2.11", "2.12"]`` -> ``"2.8-2.9,
+    2.11-2.12"`` (a gap is a line the tables do not have)."""
+    groups: list[list[str]] = []
+    for line in lines:
+        version, last = _key(line), _key(groups[-1][-1]) if groups else None
+        if last is not None and version[:1] == last[:1] and version[1:2] == (last[1] + 1,):
+            groups[-1].append(line)
+        else:
+            groups.append([line])
+    return ", ".join(span(group) for group in groups) or "none"
 
 
 def rocm_tag(local: str | None) -> str | None:

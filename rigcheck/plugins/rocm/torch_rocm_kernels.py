@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from rigcheck.core.catalog.cuda_compat import TorchBuild
-from rigcheck.core.catalog.rocm_compat import rocm_tables, rocm_tag, span
+from rigcheck.core.catalog.rocm_compat import rocm_tables, rocm_tag, runs
 from rigcheck.core.engine.checker import PerNodeChecker
 from rigcheck.core.engine.context import CheckContext, NodeView
 from rigcheck.core.engine.findings import Finding, Severity
@@ -87,7 +87,7 @@ class TorchRocmKernelsChecker(PerNodeChecker):
         if row is None:
             yield KERNELS.skipped(
                 f"torch {build.text}: not in PyTorch's ROCm build lists as sourced (torch "
-                f"{span(tables.torch_lines())})",
+                f"{runs(tables.torch_lines())})",
                 location=where,
                 subject=subject,
             )
@@ -109,7 +109,7 @@ class TorchRocmKernelsChecker(PerNodeChecker):
                     f"{label}: compiled for {gfx}", location=where, evidence=evidence, subject=subject
                 )
                 continue
-            wheels = tables.wheels_for(gfx)
+            wheels = tables.wheels_for(gfx)[-3:]  # the newest three
             yield KERNELS.failed(
                 f"{label}: 'HIP error: invalid device function' at the first kernel (or rocBLAS finding no "
                 f"kernels for {gfx}: 'Cannot read ... TensileLibrary.dat')",
