@@ -128,18 +128,19 @@ def test_sizing_takes_a_part_that_only_warns_over_one_that_fails() -> None:
     they only warn, never a failing one beside it (judged here by a stand-in that fails every 1600 W
     unit and warns on the 2,200 W one)."""
     from rigcheck.core.catalog.catalog import builtin_catalog
+    from rigcheck.core.engine.severity import Severity
     from rigcheck.core.plan.sizing import build
 
     book = price_book()
     template = book.template("workstation")
     asked: list[float] = []
 
-    def judge(rig: dict, codes: tuple[str, ...]) -> int:  # type: ignore[type-arg]
+    def judge(rig: dict, codes: tuple[str, ...]) -> Severity:  # type: ignore[type-arg]
         if codes != ("PWR001", "PWR002"):
-            return 0
+            return Severity.PASS
         watts = rig["nodes"][0]["psu"]["watts"]
         asked.append(watts)
-        return 2 if watts < 2000 else 1
+        return Severity.FAIL if watts < 2000 else Severity.WARN
 
     gpu = builtin_catalog().get("rtx-6000-ada")
     candidate = build(book, template, gpu, 4, judge)

@@ -17,10 +17,13 @@ from typing import Any
 
 from rigcheck.core.engine.engine import RunOptions, run_checks
 from rigcheck.core.engine.errors import SpecError
-from rigcheck.core.engine.findings import Finding, Severity
+from rigcheck.core.engine.findings import Finding, Severity, worst
 from rigcheck.core.plan.candidates import Candidate
 from rigcheck.core.spec.documents import SpecDocument, parse_spec
 from rigcheck.core.spec.yaml_writer import dump_yaml
+
+#: What counts against a part when sizing (a rule that cannot be checked does not).
+_AGAINST = (Severity.WARN, Severity.FAIL)
 
 #: The rules that decide whether a job fits its GPUs: a failure here is what more nodes could fix.
 MEMORY_RULES = ("MEM001", "MEM002")
@@ -108,11 +111,10 @@ class Evaluator:
             )
         return self._variants[key]
 
-    def worst(self, candidate_rig: dict[str, Any], gpus: int, codes: tuple[str, ...]) -> int:
-        """What the rules ``codes`` say of ``candidate_rig`` (for sizing parts): 0 pass, 1 warn, 2 fail."""
+    def judge(self, candidate_rig: dict[str, Any], gpus: int, codes: tuple[str, ...]) -> Severity:
+        """The worst the rules ``codes`` say of ``candidate_rig`` (for sizing parts): pass, warn or fail."""
         report = self._run(candidate_rig, gpus, RunOptions(select=codes))
-        counted = {f.severity for f in report.findings if f.counts}
-        return 2 if Severity.FAIL in counted else 1 if Severity.WARN in counted else 0
+        return worst([f.severity for f in report.findings if f.counts and f.severity in _AGAINST])
 
     def evaluate(self, candidate: Candidate) -> Outcome:
         outcome = self._evaluate(candidate, ())
@@ -177,12 +179,12 @@ class Evaluator:
         return run_checks(rig_doc, workload, self.registry, self.catalog, options)
 
 
-def judge_for(evaluator: Evaluator) -> Callable[[dict[str, Any], tuple[str, ...]], int]:
+def judge_for(evaluator: Evaluator) -> Callable[[dict[str, Any], tuple[str, ...]], Severity]:
     """The sizing judge of :mod:`rigcheck.core.plan.sizing` for this workload."""
 
-    def worst(rig: dict[str, Any], codes: tuple[str, ...]) -> int:
+    def judge(rig: dict[str, Any], codes: tuple[str, ...]) -> Severity:
         node = rig["nodes"][0]
         gpus = int(node["gpus"]["count"]) * int(node.get("count", 1))
-        return evaluator.worst(rig, gpus, codes)
+        return evaluator.judge(rig, gpus, codes)
 
-    return worst
+    return judge

@@ -14,12 +14,12 @@ from typing import Any
 
 from rigcheck.core.catalog.catalog import Catalog, GpuSpec
 from rigcheck.core.catalog.facts import load_rule_facts
+from rigcheck.core.engine.severity import Severity
 from rigcheck.core.plan.candidates import BUILD_COUNTS, Candidate, slug
 from rigcheck.core.plan.prices import Part, Price, PriceBook, Template
 
-#: ``judge(rig, codes)``: the worst the rules ``codes`` say of ``rig`` (with the workload): 0 pass, 1 warn,
-#: 2 fail.
-Judge = Callable[[dict[str, Any], tuple[str, ...]], int]
+#: ``judge(rig, codes)``: the worst the rules ``codes`` say of ``rig`` (with the workload): pass, warn or fail.
+Judge = Callable[[dict[str, Any], tuple[str, ...]], Severity]
 
 
 def built_candidates(
@@ -172,14 +172,14 @@ def _choose(
     if not options:
         return
     node = rig["nodes"][0]
-    chosen, chosen_worst = options[-1], 2
+    chosen, chosen_verdict = options[-1], Severity.FAIL
     for part in options:
         if apply is not None:
             apply(node, part)
-        worst = judge(rig, codes) if codes else 0
-        if worst < chosen_worst:
-            chosen, chosen_worst = part, worst
-        if worst == 0:
+        verdict = judge(rig, codes) if codes else Severity.PASS
+        if verdict.rank < chosen_verdict.rank:
+            chosen, chosen_verdict = part, verdict
+        if verdict is Severity.PASS:
             break
     if apply is not None:
         apply(node, chosen)
