@@ -12,7 +12,12 @@ from typing import Any
 import pytest
 
 from rigcheck.core.catalog.facts import load_rule_facts
-from rigcheck.core.estimate.architecture import Architecture, architecture_from_mapping, find_preset
+from rigcheck.core.estimate.architecture import (
+    Architecture,
+    architecture_from_mapping,
+    find_preset,
+    resolve_architecture,
+)
 from rigcheck.core.estimate.estimate import (
     fit_verdict,
     largest_micro_batch,
@@ -393,6 +398,19 @@ def test_nf4_bytes_of_llama3_8b_with_bf16_embeddings_and_head() -> None:
     expected = 6_979_321_856 * 4.127 / 8 + other * 2
     assert estimate.component("weights").bytes == pytest.approx(expected)
     assert expected / GIB == pytest.approx(5.31, abs=0.01)
+
+
+@pytest.mark.parametrize(("written", "bits"), [("nf4-dq", 4.127), ("bnb.nf4-dq", 4.127), ("nf4", 4.5)])
+def test_four_bit_inference_weights_with_and_without_double_quantisation(written: str, bits: float) -> None:
+    """An inference workload's ``quantization: nf4-dq`` (litgpt's bnb.nf4-dq, bitsandbytes'
+    bnb_4bit_use_double_quant) stores the linears at QLoRA's 4.127 bits, plain NF4 at 4 + 32/64 = 4.5."""
+    lines = ["apiVersion: rigcheck/v1", "kind: Workload", "name: q4", "model: {preset: llama-3-8b}"]
+    lines += ["task: inference", "precision: bf16-true", f"quantization: {written}"]
+    document = parse_spec("\n".join(lines) + "\n", "q4.yaml")
+    inputs = memory_inputs(document.model, resolve_architecture(document.model.model, document=document))
+    other = 2 * 128256 * 4096 + (2 * 32 + 1) * 4096
+    weights = estimate_memory(inputs).component("weights")
+    assert weights is not None and weights.bytes == pytest.approx(6_979_321_856 * bits / 8 + other * 2)
 
 
 def test_lora_adapter_parameters() -> None:

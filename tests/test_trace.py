@@ -263,6 +263,29 @@ def test_qlora_base_is_half_a_byte_per_linear_weight_plus_its_quant_state(double
     assert any("14 block linears as bitsandbytes 4-bit (nf4" in note for note in result.notes)
 
 
+@pytest.mark.parametrize(("quantization", "double_quant"), [("nf4-dq", True), ("bnb.nf4", False)])
+def test_four_bit_inference_holds_the_packed_weights_and_their_quant_state(
+    quantization: str, double_quant: bool
+) -> None:
+    """Inference with bitsandbytes' 4-bit layers (litgpt's ``bnb.nf4-dq`` and ``bnb.nf4``): the same packed
+    weights and absmax as QLoRA's base, double quantised or not, and no adapters."""
+    pytest.importorskip("bitsandbytes")
+    linears = [H * H, H * KV, H * KV, H * H, H * FFN, H * FFN, FFN * H]
+    packed = L * sum(n // 2 for n in linears)
+    if double_quant:
+        quant_state = L * sum(n // 64 * 1 + math.ceil(n // 64 / 256) * 4 + 4 for n in linears)
+    else:
+        quant_state = L * sum(n // 64 * 4 for n in linears)
+    sixteen_bit = EMBEDDING + V * H + L * 2 * H + H
+    serving = {"concurrency": 1, "context_len": 64, "prompt_len": 32}
+    result, inputs = trace(workload("inference", "bf16-true", quantization=quantization, inference=serving))
+    assert result.categories["parameters"] == packed + quant_state + sixteen_bit * 2 + ROTARY
+    double = ", double quant" if double_quant else ""
+    assert any(f"14 block linears as bitsandbytes 4-bit (nf4{double})" in note for note in result.notes)
+    # the analytic estimate counts the same scheme: 4 + 8/64 + 32/(64 x 256) bits with double quantisation
+    assert inputs.quantization == ("nf4-dq" if double_quant else "nf4")
+
+
 # -- e. FSDP2 over four fake ranks -------------------------------------------------------------------
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rigcheck.core.engine.errors import UsageError
+from rigcheck.trace.qlora import FOUR_BIT
 
 if TYPE_CHECKING:
     from rigcheck.core.estimate.memory import MemoryInputs
@@ -54,7 +55,7 @@ def missing_modules(names: tuple[str, ...] = REQUIRED) -> list[str]:
 def trace_memory(inputs: MemoryInputs, *, progress: Any = None) -> TraceResult:
     """Trace one step of ``inputs`` (see :mod:`rigcheck.trace.step`). Raises :class:`UsageError`
     (one line, exit code 2) without the extra or for a workload the tracer cannot run."""
-    four_bit = inputs.task == "qlora" or inputs.quantization in ("nf4", "fp4")
+    four_bit = inputs.task == "qlora" or inputs.quantization in FOUR_BIT
     missing = missing_modules(REQUIRED + (("bitsandbytes",) if four_bit else ()))
     if missing:
         raise UsageError(f"rigcheck estimate --trace needs {', '.join(missing)}: {INSTALL_HINT}")

@@ -28,6 +28,7 @@ from typing import Any
 
 from rigcheck.core.engine.errors import UsageError
 from rigcheck.core.estimate.memory import MemoryInputs
+from rigcheck.trace.qlora import FOUR_BIT
 from rigcheck.trace.result import TraceResult
 
 Progress = Callable[[str], None]
@@ -67,7 +68,7 @@ def unsupported(inputs: MemoryInputs) -> list[str]:
         out.append("CPU/NVMe offload (host and device are the same CPU in a trace)")
     if inputs.precision == "fp8-mixed":
         out.append("precision fp8-mixed (Transformer Engine has no fake kernels)")
-    if (inputs.quantization or "none") not in ("none", "nf4", "fp4"):
+    if (inputs.quantization or "none") != "none" and inputs.quantization not in FOUR_BIT:
         out.append(f"quantization {inputs.quantization} (no fake kernels)")
     if (inputs.optimizer or "none") not in ("adamw", "adam", "sgd", "sgd-momentum", "adafactor", "none"):
         out.append(f"optimizer {inputs.optimizer} (bitsandbytes' 8-bit optimizers have no fake kernels)")
@@ -200,12 +201,12 @@ class _Runner:
         i = self.i
         config = build_config(i.arch, attention=i.attention)
         model = build_model(config, dtype=self.param_dtype)
-        if i.task == "qlora" or (not i.training and i.quantization in ("nf4", "fp4")):
+        if i.task == "qlora" or (not i.training and i.quantization in FOUR_BIT):
             from rigcheck.trace.qlora import quantize_block_linears
 
-            quant = i.qlora_quant if i.task == "qlora" else i.quantization
-            assert quant is not None  # the condition above: a qlora task, or quantization nf4/fp4
-            double = i.qlora_double_quant if i.task == "qlora" else False
+            quant, double = (
+                (i.qlora_quant, i.qlora_double_quant) if i.task == "qlora" else FOUR_BIT[str(i.quantization)]
+            )
             count = quantize_block_linears(model, quant=quant, double_quant=double, compute_dtype=self.low)
             self.notes.append(
                 f"{count} block linears as bitsandbytes 4-bit ({quant}{', double quant' if double else ''})"
@@ -408,7 +409,7 @@ class _Runner:
         phases = _Phases(tracker)
         blocks = _ProgressHooks(model, self.say)
         with tracker, torch.no_grad(), contextlib.ExitStack() as stack:
-            if i.quantization in ("nf4", "fp4"):
+            if i.quantization in FOUR_BIT:
                 from rigcheck.trace.qlora import cuda_gemm_4bit
 
                 stack.enter_context(cuda_gemm_4bit())

@@ -100,6 +100,7 @@ QuantizationName = Annotated[
         "int8",
         "int4",
         "nf4",
+        "nf4-dq",
         "fp4",
         "gptq",
         "awq",
@@ -113,8 +114,18 @@ QuantizationName = Annotated[
         "q5_k_m",
         "q6_k",
         "q8_0",
-        aliases={"8bit": "int8", "4bit": "nf4", "llm.int8": "int8", "q4_k": "q4_k_m", "q5_k": "q5_k_m"},
-        description="A quantisation scheme: int8, int4, nf4, fp4, gptq, awq, fp8 (the linear layers), or a GGUF type "
+        aliases={
+            "8bit": "int8",
+            "4bit": "nf4",
+            "llm.int8": "int8",
+            "bnb.nf4": "nf4",
+            "bnb.nf4-dq": "nf4-dq",
+            "bnb.fp4": "fp4",
+            "q4_k": "q4_k_m",
+            "q5_k": "q5_k_m",
+        },
+        description="A quantisation scheme: int8, int4, nf4, nf4-dq (NF4 with its constants quantised too, "
+        "bnb_4bit_use_double_quant; litgpt's bnb.nf4-dq), fp4, gptq, awq, fp8 (the linear layers), or a GGUF type "
         "(q4_0, q4_k_m, q8_0, ...: the whole file at its published bits per weight).",
     ),
 ]
