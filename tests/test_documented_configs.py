@@ -38,10 +38,9 @@ KNOWN_MISSES = {
     "range (8.6-28.3% of allocated) reaches past it: the reserve is not yet a function of the allocations (a "
     "share of the bytes a step makes and frees, fitted on rigcheck's H200 runs, made 11 of 15 dev reserved and "
     "device cases worse and was not kept)",
-    "litgpt-rt-llama2-70b-nf4dq-inference-a100-40g": "42.7 GiB against 39.6 where litgpt measured 37.2 GB "
-    "(34.7 GiB allocated): the weights are double quantised now (33.9 GiB, was 36.8), but the prompt and "
-    "generation lengths are unstated and taken at 4,096 tokens (2.2 GiB of KV and prefill against litgpt "
-    "generate's short defaults) and the flat 17% allocator share adds 6.1 GiB",
+    "litgpt-rt-llama2-70b-nf4dq-inference-a100-40g": "40.2 GiB against 39.6: allocated 33.9 GiB (double-quantised "
+    "weights, litgpt generate's 58 tokens) where litgpt measured 34.7 (37.21 GB), and the flat 17% allocator share "
+    "adds 5.8 GiB: the reserve is not yet a function of the allocations",
     "unsloth-llama33-70b-qlora-r32-89k-a100-80g": "Unsloth's offloaded checkpointing and fused kernels at 89k "
     "tokens are not modelled (38.5 GiB of activations kept)",
     "unsloth-table-llama33-70b-hf-fa2-qlora-6916-a100-80g": "the table's transformers + FA2 baseline: its "
