@@ -163,6 +163,34 @@ class TestPcie:
         found = run(check, [evidence], "EVD011")
         assert severities(found) == [severity] and found[0].evidence["link_gbps"] == 63
 
+    #: An RTX 3090 (a PCIe 4.0 x16 card, gpus.yaml) in a declared PCIe 5.0 x16 slot: the link trains to
+    #: Gen4, the lower of the two ("the maximum PCIe link generation possible with this device and system").
+    GEN5_SLOT_3090 = (
+        "apiVersion: rigcheck/v1\nkind: Rig\nname: r\nnodes:\n  - gpus: {model: RTX 3090}\n"
+        "    pcie: {gen: 5, lanes_per_gpu: 16}\n"
+    )
+
+    def test_a_gen4_card_in_a_gen5_slot_is_expected_at_gen4(self, check) -> None:  # type: ignore[no-untyped-def]
+        def evidence(gen_max: int) -> list[Evidence]:
+            gpu = GpuEvidence(
+                index=0, name="NVIDIA GeForce RTX 3090", pcie_gen_max=gen_max, pcie_width_current=16
+            )
+            return [Evidence(source="n.xml", tool="x", gpus=[gpu])]
+
+        assert severities(run(check, evidence(4), "EVD004", self.GEN5_SLOT_3090)) == ["pass"]
+        slow = run(check, evidence(3), "EVD004", self.GEN5_SLOT_3090)
+        assert severities(slow) == ["fail"] and "Gen3 at most, in Gen4, slot and card" in slow[0].message
+
+    def test_copies_of_a_gen4_card_in_a_gen5_slot_against_gen4(self, check) -> None:  # type: ignore[no-untyped-def]
+        # Gen4 x16 = 31.5 GB/s each way: 25 GB/s is 79% (pass); against Gen5's 63 it would be 40% (warn)
+        evidence = Evidence(
+            source="m.json",
+            tool="rigcheck-measure",
+            bandwidth=[Bandwidth(kind="h2d", gbps=25.0, pinned=True)],
+        )
+        found = run(check, [evidence], "EVD011", self.GEN5_SLOT_3090)
+        assert severities(found) == ["pass"] and found[0].evidence["link_gbps"] == 31.5
+
 
 class TestNvlink:
     def test_inactive_links(self, check) -> None:  # type: ignore[no-untyped-def]

@@ -128,6 +128,24 @@ def test_dp_allreduce_share(check, micro: int, severity: Severity) -> None:  # t
     assert finding.evidence["share"] == pytest.approx(exposed / compute, abs=0.01)
 
 
+def test_a_gen4_card_links_at_gen4_in_a_gen5_slot(check) -> None:  # type: ignore[no-untyped-def]
+    """A PCIe link trains to the lower of slot and card (NVML's max link generation is "the maximum PCIe link
+    generation possible with this device and system"): two RTX 4090s, Gen4 x16 cards, in Gen5 x16 slots
+    all-reduce at 31.5 x 0.8 x 0.5 = 12.6 GB/s, as in Gen4 slots (497.8 MB: 0.0395 s + 40 us)."""
+    load = workload("{dp: 2}", model="gpt2-124m", batch="{micro: 2, grad_accum: 1, seq_len: 1024}")
+    gen5 = rig("{model: RTX 4090, count: 2}", "    pcie: {gen: 5, lanes_per_gpu: 16}\n")
+    seconds = [
+        only(check(text, load, select=("ICX005",)), "ICX005").evidence["comm_seconds"]
+        for text in (rig("{model: RTX 4090, count: 2}", PCIE4), gen5)
+    ]
+    assert seconds[0] == seconds[1] == pytest.approx(497_759_232 / (31.5e9 * 0.8 * 0.5) + 40e-6, abs=0.0005)
+    lanes = only(check(gen5, select=("ICX006",)), "ICX006")
+    assert "PCIe 5.0 x16 slots; the NVIDIA GeForce RTX 4090 links at PCIe 4.0 x16 (31.5 GB/s each way)" in (
+        lanes.message
+    )
+    assert (lanes.evidence["link_gen"], lanes.evidence["link_lanes"]) == (4, 16)
+
+
 @pytest.mark.parametrize(
     ("pcie", "interconnect", "severity"),
     [

@@ -4,7 +4,7 @@ NET-5, NET-7, NET-8, NET-9), shared by the ICX checkers.
 The all-reduce bus bandwidth NCCL reaches is about 80% of a link's per-direction rate (NET-5).
 NVLink and NVSwitch: the GPU's NVLink total / 2 per direction. A 2-GPU NVLink bridge: the bridge's
 rate, for exactly two GPUs; with more GPUs the ring also crosses PCIe. PCIe: the generation's x16
-rate scaled by the lanes; without peer-to-peer (GeForce RTX 4090/5090 on the stock driver) traffic
+rate scaled by the lanes, of the link as it trains (the lower of slot and card); without peer-to-peer (GeForce RTX 4090/5090 on the stock driver) traffic
 bounces through host memory at about half that.
 """
 
@@ -48,6 +48,16 @@ def pcie_x16_gbps(gen: int) -> float:
     raise ValueError(f"PCIe generation {gen} is not in specs/hardware/interconnects.yaml")
 
 
+def pcie_link(node: NodeView, gpu: GpuView) -> tuple[int, int]:
+    """The generation and width a GPU's PCIe link trains to: the lower of the slot's (``pcie:``) and the
+    card's own, as NVML reports it ("the maximum PCIe link generation possible with this device and
+    system", ``nvmlDeviceGetMaxPcieLinkGeneration``; likewise the width). Without either, Gen4 x16."""
+    slot, card = node.spec.pcie, gpu.facts.pcie
+    gens = [g for g in (slot.gen if slot else None, card.gen if card else None) if g is not None]
+    lanes = [n for n in (slot.lanes_per_gpu if slot else None, card.lanes if card else None) if n is not None]
+    return min(gens, default=4), min(lanes, default=16)
+
+
 def bridge_gbps(gpu_id: str) -> float | None:
     for bridge in _tables()["nvlink_bridges"]:
         if gpu_id in bridge["gpus"]:
@@ -81,9 +91,7 @@ def intra_node_link(node: NodeView, gpu: GpuView, facts: Mapping[str, Any]) -> L
         kind = "nvlink"
     else:
         kind = "infinity-fabric" if fabric and gpu.facts.form_factor == "OAM" else "pcie"
-    pcie = node.spec.pcie
-    gen = pcie.gen if pcie else (gpu.facts.pcie.gen if gpu.facts.pcie else 4)
-    lanes = pcie.lanes_per_gpu if pcie else 16
+    gen, lanes = pcie_link(node, gpu)
     pcie_rate = pcie_x16_gbps(gen) * lanes / 16
     p2p = peer_to_peer(node, gpu)
     override = interconnect.bandwidth_gbps if interconnect is not None else None

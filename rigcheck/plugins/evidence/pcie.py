@@ -17,7 +17,7 @@ from rigcheck.core.engine.context import CheckContext, GpuView, NodeView
 from rigcheck.core.engine.findings import Finding, Severity
 from rigcheck.core.engine.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.engine.rules import Rule, RuleDocs
-from rigcheck.core.estimate.links import pcie_x16_gbps
+from rigcheck.core.estimate.links import pcie_link, pcie_x16_gbps
 from rigcheck.core.spec.numbers import fmt
 from rigcheck.evidence.match import evidence_node, gpu_view_for, where, with_gpus
 from rigcheck.evidence.model import Evidence, GpuEvidence
@@ -30,10 +30,11 @@ LINK = Rule(
     summary="A GPU's PCIe link trains narrower or at a lower generation than the rig expects",
     severity=Severity.FAIL,
     docs=RuleDocs(
-        what="Compares each GPU's negotiated link width with `pcie.lanes_per_gpu` (else the card's own width), and "
-        "the highest generation the link can reach (`max_link_gen` = the lower of device and host maxima; the "
-        "idle current generation is ignored) with `pcie.gen` (else the card's generation): fail on fewer lanes or "
-        "a generation below the declared slot, warn when the host holds back a faster card.",
+        what="Compares each GPU's negotiated link width, and the highest generation the link can reach "
+        "(`max_link_gen` = the lower of device and host maxima; the idle current generation is ignored), with "
+        "what slot and card reach together: the lower of `pcie.gen` / `pcie.lanes_per_gpu` and the card's own "
+        "generation and width (a Gen4 card in a Gen5 slot is expected at Gen4). Fails on fewer lanes or a lower "
+        "generation than that, warns when an undeclared host holds back a faster card.",
         why="A Gen4 card in a Gen3 slot, or at x8 in an x16 slot (a riser, a bifurcation setting, a badly seated "
         "card), halves host-device bandwidth and, without NVLink, all-reduce bandwidth.",
         example="```yaml\npcie: {gen: 4, lanes_per_gpu: 16}\n"
@@ -109,8 +110,10 @@ class EvidencePcieChecker(Checker):
     ) -> Iterator[Finding]:
         pcie = node.spec.pcie
         card = view.facts.pcie
-        want_lanes = pcie.lanes_per_gpu if pcie else (card.lanes if card else None)
-        want_gen = pcie.gen if pcie else None
+        # what the link should train to: the lower of slot and card (links.pcie_link)
+        link_gen, link_lanes = pcie_link(node, view)
+        want_lanes = link_lanes if (pcie or card) else None
+        want_gen = link_gen if pcie else None
         card_gen = card.gen if card else None
         label = f"{node.label}: GPU {gpu.index if gpu.index is not None else '?'} ({gpu.name})"
         location = ctx.rig_at(f"{node.pointer}/pcie" if pcie else f"{view.pointer}/model")
@@ -132,7 +135,10 @@ class EvidencePcieChecker(Checker):
         if want_lanes and gpu.pcie_width_current and gpu.pcie_width_current < want_lanes:
             problems.append(f"x{gpu.pcie_width_current} of x{want_lanes}")
         if want_gen and gpu.pcie_gen_max and gpu.pcie_gen_max < want_gen:
-            problems.append(f"Gen{gpu.pcie_gen_max} at most, in a Gen{want_gen} slot")
+            slot = (
+                f"a Gen{pcie.gen} slot" if pcie and pcie.gen == want_gen else f"Gen{want_gen}, slot and card"
+            )
+            problems.append(f"Gen{gpu.pcie_gen_max} at most, in {slot}")
         idle = ""
         if gpu.pcie_gen_current and gpu.pcie_gen_max and gpu.pcie_gen_current < gpu.pcie_gen_max:
             idle = f" (now Gen{gpu.pcie_gen_current}: idle links train down, not counted)"
@@ -183,13 +189,9 @@ class EvidencePcieChecker(Checker):
         if node is None or not copies:
             return
         pcie, card = node.spec.pcie, node.gpus[0].facts.pcie
-        lanes: int
-        if pcie is not None:
-            gen, lanes = pcie.gen, pcie.lanes_per_gpu
-        elif card is not None:
-            gen, lanes = card.gen, card.lanes
-        else:
+        if pcie is None and card is None:
             return
+        gen, lanes = pcie_link(node, node.gpus[0])
         link = pcie_x16_gbps(gen) * lanes / 16
         location = ctx.rig_at(f"{node.pointer}/pcie" if pcie else f"{node.pointer}/gpus")
         warn, fail = float(facts["warn_below_fraction"]), float(facts["fail_below_fraction"])

@@ -9,7 +9,7 @@ from rigcheck.core.engine.context import CheckContext, NodeView
 from rigcheck.core.engine.findings import Finding, Severity
 from rigcheck.core.engine.hookspecs import RegisterChecker, hookimpl
 from rigcheck.core.engine.rules import Rule, RuleDocs
-from rigcheck.core.estimate.links import intra_node_link, pcie_x16_gbps
+from rigcheck.core.estimate.links import intra_node_link, pcie_link, pcie_x16_gbps
 
 LANES = Rule(
     code="ICX006",
@@ -53,17 +53,26 @@ class PcieLanesChecker(PerNodeChecker):
                 fix="add pcie: {gen: 4, lanes_per_gpu: 16}",
             )
             return
-        link = intra_node_link(node, node.gpus[0], ctx.facts("interconnect"))
-        rate = pcie_x16_gbps(pcie.gen) * pcie.lanes_per_gpu / 16  # the x16 rate, per lane
+        gpu = node.gpus[0]
+        link = intra_node_link(node, gpu, ctx.facts("interconnect"))
+        gen, lanes = pcie_link(node, gpu)
+        rate = pcie_x16_gbps(gen) * lanes / 16  # the x16 rate, per lane
         evidence = {
             "gen": pcie.gen,
             "lanes_per_gpu": pcie.lanes_per_gpu,
+            "link_gen": gen,
+            "link_lanes": lanes,
             "chipset_gpus": pcie.chipset_gpus,
             "pcie_gbps_each_way": rate,
             "gpu_link": link.description,
             **section.cite(),
         }
         told = f"{node.label}: PCIe {pcie.gen}.0 x{pcie.lanes_per_gpu} per GPU ({rate:g} GB/s each way)"
+        if (gen, lanes) != (pcie.gen, pcie.lanes_per_gpu):
+            told = (
+                f"{node.label}: PCIe {pcie.gen}.0 x{pcie.lanes_per_gpu} slots; the {gpu.facts.name} links at "
+                f"PCIe {gen}.0 x{lanes} ({rate:g} GB/s each way)"
+            )
         fix = f"x{full_lanes} per GPU on a workstation/server platform, or NVLink between the GPUs"
         if pcie.chipset_gpus:
             yield LANES.warned(
