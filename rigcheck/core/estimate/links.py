@@ -4,8 +4,9 @@ NET-5, NET-7, NET-8, NET-9), shared by the ICX checkers.
 The all-reduce bus bandwidth NCCL reaches is about 80% of a link's per-direction rate (NET-5).
 NVLink and NVSwitch: the GPU's NVLink total / 2 per direction. A 2-GPU NVLink bridge: the bridge's
 rate, for exactly two GPUs; with more GPUs the ring also crosses PCIe. PCIe: the generation's x16
-rate scaled by the lanes, of the link as it trains (the lower of slot and card); without peer-to-peer (GeForce RTX 4090/5090 on the stock driver) traffic
-bounces through host memory at about half that.
+rate scaled by the lanes, of the link as it trains (the lower of slot and card); without
+peer-to-peer (GeForce RTX 4090/5090 on the stock driver) traffic bounces through host memory at
+about half that.
 """
 
 from __future__ import annotations
