@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rigcheck.core.engine.errors import UsageError
-from rigcheck.trace.qlora import FOUR_BIT
+from rigcheck.core.estimate.memory.quantized import FOUR_BIT
 
 if TYPE_CHECKING:
     from rigcheck.core.estimate.memory import MemoryInputs

@@ -18,10 +18,6 @@ from __future__ import annotations
 
 from typing import Any
 
-#: An inference ``quantization`` that bitsandbytes' 4-bit layers run: its 4-bit type and whether the
-#: constants are quantised too (bnb_4bit_use_double_quant).
-FOUR_BIT = {"nf4": ("nf4", False), "nf4-dq": ("nf4", True), "fp4": ("fp4", False)}
-
 #: bitsandbytes/backends/cuda/ops.py: _gemm_4bit_custom_max_m (dequantise + F.linear above this).
 CUDA_FUSED_MAX_ROWS = 1536
 BLOCKSIZE = 64

@@ -28,7 +28,7 @@ from typing import Any
 
 from rigcheck.core.engine.errors import UsageError
 from rigcheck.core.estimate.memory import MemoryInputs
-from rigcheck.trace.qlora import FOUR_BIT
+from rigcheck.core.estimate.memory.quantized import FOUR_BIT
 from rigcheck.trace.result import TraceResult
 
 Progress = Callable[[str], None]

@@ -12,6 +12,16 @@ from rigcheck.core.estimate.memory.inputs import MemoryInputs
 from rigcheck.core.estimate.memory.result import billions
 from rigcheck.core.estimate.memory.shards import Shards
 
+#: The 4-bit schemes bitsandbytes' layers run, by ``quantization`` name: bnb_4bit_quant_type and
+#: bnb_4bit_use_double_quant (the constants quantised too).
+FOUR_BIT = {"nf4": ("nf4", False), "nf4-dq": ("nf4", True), "fp4": ("fp4", False)}
+
+
+def four_bit_scheme(quant: str, double_quant: bool) -> str:
+    """The ``quantization_bits`` row of a QLoRA base, from :data:`FOUR_BIT`: ``nf4-dq`` for NF4 with double
+    quantisation (there is no double-quantised FP4 row: FP4 keeps its own)."""
+    return next((name for name, form in FOUR_BIT.items() if form == (quant, double_quant)), quant)
+
 
 def bits_per_weight(inputs: MemoryInputs, facts: Mapping[str, Any]) -> float | None:
     """The bits of a quantised weight, or None when the weights are not quantised."""

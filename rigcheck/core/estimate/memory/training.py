@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 from rigcheck.core.estimate.memory.activations import BlockModel
 from rigcheck.core.estimate.memory.flow import Flow, flow_of
 from rigcheck.core.estimate.memory.inputs import TRUE_16, MemoryInputs
-from rigcheck.core.estimate.memory.quantized import quantized_weight_bytes
+from rigcheck.core.estimate.memory.quantized import four_bit_scheme, quantized_weight_bytes
 from rigcheck.core.estimate.memory.result import Component, billions, fmt_bytes
 from rigcheck.core.estimate.memory.shards import Shards
 
@@ -253,7 +253,7 @@ class Training:
             base16 = 4
         rest_bytes = 4 if i.kbit_upcast else base16
         if i.task == "qlora":
-            key = "nf4-dq" if (i.qlora_quant == "nf4" and i.qlora_double_quant) else i.qlora_quant
+            key = four_bit_scheme(i.qlora_quant, i.qlora_double_quant)
             b = float(bits[key]) / 8
             linear, rest = s.linear, s.params - s.linear
             value = linear * b + rest * rest_bytes
@@ -461,7 +461,7 @@ class Training:
         compute = self.gather_bytes
         if i.task == "qlora":  # 4-bit blocks gather packed (bitsandbytes quant_storage), the root in 16 bits
             bits = self.facts["quantization_bits"]
-            key = "nf4-dq" if (i.qlora_quant == "nf4" and i.qlora_double_quant) else i.qlora_quant
+            key = four_bit_scheme(i.qlora_quant, i.qlora_double_quant)
             packed = s.block_linear_per_layer * float(bits[key]) / 8 + (s.unit - s.block_linear_per_layer) * 2
             return roots * (4 if i.kbit_upcast else 2) * s.root + blocks * packed
         return compute * (roots * s.root + blocks * s.unit)
