@@ -112,7 +112,7 @@ def estimate_case(case_id: str, measurement: dict, spec: dict) -> CaseResult:  #
         from rigcheck.core.estimate.memory import estimate_memory
 
         inputs = replace(estimate.inputs, cuda_context_gib=float(spec["cuda_context_gib"]))
-        estimate = replace(estimate, inputs=inputs, memory=estimate_memory(inputs))
+        estimate = estimate._replace(inputs=inputs, memory=estimate_memory(inputs))
     memory = estimate.memory
     basis = spec["basis"]
     value = basis_gib(memory, basis)

@@ -206,11 +206,10 @@ def test_findings_are_immutable_records() -> None:
 def test_a_built_in_checker_runs_under_the_armed_timer_or_none(timeout_s: float) -> None:
     """Built-in checkers take the engine's short path (the timer armed around each, no watchdog): a hang is
     cut at the checker's own limit; a run limit of 0 arms no timer and the healthy checkers still report."""
-    import dataclasses
 
     registry = PluginHost(autoload=False, builtins=(), extra_plugins=[("faulty", FaultyPlugin())]).load()
     registry.checkers = [
-        dataclasses.replace(entry, plugin=dataclasses.replace(entry.plugin, builtin=True))
+        entry._replace(plugin=entry.plugin._replace(builtin=True))
         for entry in registry.checkers
         if timeout_s or entry.checker.name != "slow"  # no limit at all: leave the 30 s sleeper out
     ]
@@ -260,13 +259,11 @@ def test_built_in_checkers_share_one_timer_and_each_keeps_its_own_limit() -> Non
     """The run's timer is set for nap-a's deadline (0.3 s) and goes off while nap-b (0.3 s of its 5 s)
     runs: nap-b is not cut, and the timer is set again for its deadline; hang is cut at its own 0.2 s,
     not at nap-b's deadline 4.7 s later. Afterwards no timer is left set and the previous SIGALRM handler is back."""
-    import dataclasses
     import signal
 
     registry = PluginHost(autoload=False, builtins=(), extra_plugins=[("sleepers", SleepersPlugin())]).load()
     registry.checkers = [
-        dataclasses.replace(entry, plugin=dataclasses.replace(entry.plugin, builtin=True))
-        for entry in registry.checkers
+        entry._replace(plugin=entry.plugin._replace(builtin=True)) for entry in registry.checkers
     ]
     before = signal.getsignal(signal.SIGALRM)
     started = time.perf_counter()

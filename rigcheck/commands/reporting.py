@@ -8,7 +8,6 @@ import os
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rigcheck.commands._options import output_files
@@ -31,8 +30,7 @@ class Output(NamedTuple):
     path: str | None
 
 
-@dataclass(frozen=True)
-class ReportRequest:
+class ReportRequest(NamedTuple):
     """What a ``check`` or ``lint`` asks for, read from the command line once: the specs, the rule
     selection and config, the plugins, the baseline and time limit, and the outputs. The core gets
     the pipeline built from it; nothing below reads the argparse namespace."""

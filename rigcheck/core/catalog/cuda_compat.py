@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 Version = tuple[int, ...]
 
@@ -45,8 +44,7 @@ def cuda_text(version: Version) -> str:
     return ".".join(str(part) for part in version)
 
 
-@dataclass(frozen=True)
-class CudaVersion:
+class CudaVersion(NamedTuple):
     """A CUDA release as specs write it: "12.4" (any 12.4; its GA row), "12.2.2" (12.2 Update 2)."""
 
     major: int
@@ -66,8 +64,7 @@ class CudaVersion:
         return (self.major, self.minor)
 
 
-@dataclass(frozen=True)
-class TorchBuild:
+class TorchBuild(NamedTuple):
     """``"2.7.0+cu128"``: torch 2.7 with the CUDA 12.8 wheel. ``local`` is the part after ``+``."""
 
     version: Version

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True)
-class InstanceSize:
+class InstanceSize(NamedTuple):
     """A cloud instance type's shape: GPUs, vCPUs and memory, with its source."""
 
     name: str

@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -167,16 +167,14 @@ class ConfigFile(_ConfigModel):
         return out
 
 
-@dataclass(frozen=True)
-class Setting:
+class Setting(NamedTuple):
     """One effective setting: its value and where it came from."""
 
     value: Any
     origin: str  # "default", a config file path, or "command line"
 
 
-@dataclass(frozen=True)
-class PluginConfig:
+class PluginConfig(NamedTuple):
     """A plugin's validated settings: the model instance its checkers read as ``ctx.plugin_config``, and
     where each top-level field came from (``FILE:LINE`` or ``"default"``)."""
 

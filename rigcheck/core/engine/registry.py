@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from rigcheck.core.engine.checker import Checker
 from rigcheck.core.engine.rules import Rule
 
 
-@dataclass(frozen=True)
-class PluginInfo:
+class PluginInfo(NamedTuple):
     """A loaded plugin: its name, the distribution version, and whether rigcheck ships it."""
 
     name: str
@@ -35,16 +34,14 @@ class PluginInfo:
         }
 
 
-@dataclass(frozen=True)
-class CheckerEntry:
+class CheckerEntry(NamedTuple):
     """A registered checker and the plugin that registered it."""
 
     checker: Checker
     plugin: PluginInfo
 
 
-@dataclass(frozen=True)
-class RuleEntry:
+class RuleEntry(NamedTuple):
     """A rule code's rule, the checker that reports it and the plugin that registered it."""
 
     rule: Rule
@@ -52,8 +49,7 @@ class RuleEntry:
     plugin: PluginInfo
 
 
-@dataclass(frozen=True)
-class FormatEntry:
+class FormatEntry(NamedTuple):
     """An output format: its renderer (a callable, or ``module:function`` loaded when first used) and plugin."""
 
     name: str
@@ -69,8 +65,7 @@ class FormatEntry:
         return getattr(importlib.import_module(module_name), attribute)
 
 
-@dataclass(frozen=True)
-class ConfigSchema:
+class ConfigSchema(NamedTuple):
     """A plugin's config model (``rigcheck_config_schema``), the namespace of its section of the project
     config, and the instance its checkers get when the project does not configure it."""
 
@@ -80,8 +75,7 @@ class ConfigSchema:
     default: Any
 
 
-@dataclass(frozen=True)
-class PluginFault:
+class PluginFault(NamedTuple):
     """A plugin that could not be loaded or whose registration failed.
 
     ``effect`` says what the fault cost (``"its checkers did not run"``); the report's finding says it,

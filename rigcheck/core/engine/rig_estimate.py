@@ -5,16 +5,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from rigcheck.core.estimate.estimate import WorkloadEstimate, estimate_workload
 from rigcheck.core.estimate.gpu_speed import speed_facts
 from rigcheck.core.estimate.topology import Topology, topology_of
 
 
-@dataclass(frozen=True)
-class RigEstimate:
+class RigEstimate(NamedTuple):
     """A workload's estimate on one GPU of a rig, with the rig's topology."""
 
     estimate: WorkloadEstimate

@@ -3,14 +3,13 @@ shared by the storage-capacity, checkpoint-write and checkpoint-policy checkers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from rigcheck.core.engine.views import NodeView
 from rigcheck.core.estimate.storage import DeviceRates
 
 
-@dataclass(frozen=True)
-class CheckpointPlan:
+class CheckpointPlan(NamedTuple):
     """How a checkpoint is written: its size, the devices and writers, and how long it takes."""
 
     node: NodeView

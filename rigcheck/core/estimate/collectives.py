@@ -15,7 +15,7 @@ plus, for every call, a latency that does not shrink with the size (a ring all-r
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 FACTORS = {
     "all-reduce": lambda n: 2 * (n - 1) / n,
@@ -26,8 +26,7 @@ FACTORS = {
 }
 
 
-@dataclass(frozen=True)
-class Collective:
+class Collective(NamedTuple):
     """One kind of collective call, made ``calls`` times per optimizer step."""
 
     kind: str  # all-reduce | all-gather | reduce-scatter | all-to-all | send

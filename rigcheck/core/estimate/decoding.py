@@ -25,8 +25,7 @@ prompt's prefill. The aggregate output rate of an offline run (``benchmark_throu
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from rigcheck.core.catalog.catalog import GpuSpec
 from rigcheck.core.estimate.collectives import Collective
@@ -58,8 +57,7 @@ def memory_class(gpu: GpuSpec) -> str:
     return "gddr"
 
 
-@dataclass(frozen=True)
-class Band:
+class Band(NamedTuple):
     """A published efficiency range: its default, low and high, and what it is based on."""
 
     default: float
@@ -106,8 +104,7 @@ def expert_share_read(inputs: MemoryInputs, sequences: int) -> float:
     return 1 - share * (1 - touched)
 
 
-@dataclass(frozen=True)
-class Serving:
+class Serving(NamedTuple):
     """One decode step of a serving job: the bytes it reads, the bandwidth, and its memory and compute time."""
 
     concurrency: int

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from rigcheck.core.catalog.catalog import GpuSpec
 from rigcheck.core.estimate.architecture import ALL_LINEAR, Architecture, resolve_architecture
@@ -311,8 +311,7 @@ def run_tokens_with_origin(workload: Any, seq_len: int) -> tuple[float | None, s
     return None, "none"
 
 
-@dataclass(frozen=True)
-class WorkloadEstimate:
+class WorkloadEstimate(NamedTuple):
     """A workload's architecture, memory inputs and estimate, and its speed when a rig is known."""
 
     arch: Architecture

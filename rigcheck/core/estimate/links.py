@@ -12,15 +12,13 @@ about half that.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from rigcheck.core.engine.views import GpuView, NodeView
 
 
-@dataclass(frozen=True)
-class Link:
+class Link(NamedTuple):
     """The GPU-to-GPU link of a node: its kind, per-GPU bandwidth and the all-reduce bus bandwidth."""
 
     kind: str  # nvswitch | nvlink | nvlink-bridge | infinity-fabric | pcie | none

@@ -9,8 +9,7 @@ list excludes the entries instead (``^docker,lo``); HCA entries may end in ``:po
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from rigcheck.core.engine.views import NodeView
 
@@ -33,8 +32,7 @@ def declared_interfaces(node: NodeView) -> list[str]:
     return [name for link in node.spec.network or () for name in link_names(link)]
 
 
-@dataclass(frozen=True)
-class InterfaceList:
+class InterfaceList(NamedTuple):
     """A parsed ``NCCL_SOCKET_IFNAME`` / ``NCCL_IB_HCA`` value."""
 
     entries: tuple[str, ...]
@@ -107,8 +105,7 @@ def _selected(links: list[Any], value: str | None) -> list[Any]:
     return chosen
 
 
-@dataclass(frozen=True)
-class NcclChoice:
+class NcclChoice(NamedTuple):
     """The links NCCL's traffic between nodes takes, as NCCL picks them (NVIDIA/nccl src/plugin/net.cc:
     the IB transport first, sockets when it finds no device), and why."""
 

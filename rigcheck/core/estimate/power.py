@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from rigcheck.core.engine.views import NodeView
 
@@ -64,8 +64,7 @@ class PsuGroup:
         return major >= 3 and bool({"12vhpwr", "12v-2x6"} & set(self.connectors))
 
 
-@dataclass(frozen=True)
-class UnitLoad:
+class UnitLoad(NamedTuple):
     """One PSU unit's own load, when the rig says which GPUs each unit feeds."""
 
     psu: PsuGroup

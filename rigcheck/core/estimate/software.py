@@ -9,13 +9,13 @@ one that counts (docs/research/cuda_compat.md section 7).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from rigcheck.core.catalog.cuda_compat import CudaVersion, TorchBuild, Version, parse_version
 from rigcheck.core.engine.views import GpuView, NodeView
 
 
-@dataclass(frozen=True)
-class Runtime:
+class Runtime(NamedTuple):
     """A CUDA runtime the software stack brings, and where the spec says so."""
 
     cuda: CudaVersion

@@ -45,15 +45,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from rigcheck.core.estimate.collectives import Collective
 from rigcheck.core.estimate.memory import MemoryInputs, Shards
 from rigcheck.core.estimate.topology import Topology
 
 
-@dataclass(frozen=True)
-class Efficiency:
+class Efficiency(NamedTuple):
     """A factor at its default and at the pessimistic and optimistic ends, with where it came from."""
 
     default: float
@@ -62,8 +61,7 @@ class Efficiency:
     basis: str
 
 
-@dataclass(frozen=True)
-class Flops:
+class Flops(NamedTuple):
     """FLOPs per token: what the model needs, what runs (with the recomputed forward), the forward."""
 
     model: float
@@ -76,8 +74,7 @@ class Flops:
         return max(0.0, 1 - self.forward / self.executed) if self.executed else 0.0
 
 
-@dataclass(frozen=True)
-class StepTime:
+class StepTime(NamedTuple):
     """A training step's time: compute at the achievable FLOP rate, pipeline bubble and communication."""
 
     flops: Flops

@@ -11,8 +11,7 @@ the pessimistic to the optimistic efficiency (``specs/rules/throughput.yaml``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from rigcheck.core.catalog.catalog import GpuSpec
 from rigcheck.core.catalog.facts import load_rule_facts
@@ -23,8 +22,7 @@ from rigcheck.core.estimate.steptime import StepTime, step_time
 from rigcheck.core.estimate.topology import Topology
 
 
-@dataclass(frozen=True)
-class Range:
+class Range(NamedTuple):
     """A value at the default efficiency, and at the low and high ends of the range."""
 
     default: float
@@ -39,8 +37,7 @@ class Range:
         }
 
 
-@dataclass(frozen=True)
-class TrainingSpeed:
+class TrainingSpeed(NamedTuple):
     """A training job's expected tokens per second and step time, with the FLOPs and peak they come from."""
 
     flops_per_token: float  # model FLOPs (6 P + attention), what MFU is measured on
@@ -103,8 +100,7 @@ class TrainingSpeed:
         }
 
 
-@dataclass(frozen=True)
-class DecodeSpeed:
+class DecodeSpeed(NamedTuple):
     """An inference job's expected decode speed, per sequence and in all, and what bounds it."""
 
     bytes_per_step: float

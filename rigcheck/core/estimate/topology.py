@@ -17,14 +17,12 @@ apart stays in one node while ``size x stride`` fits in it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from rigcheck.core.estimate.links import intra_node_link, link_gbit_per_s
 
 
-@dataclass(frozen=True)
-class Path:
+class Path(NamedTuple):
     """What a collective reaches over one path: bus bandwidth and the small-message latency floor."""
 
     busbw_gbps: float  # GB/s an all-reduce reaches (nccl-tests busbw)
@@ -33,8 +31,7 @@ class Path:
     inter_node: bool = False
 
 
-@dataclass(frozen=True)
-class Topology:
+class Topology(NamedTuple):
     """A job's GPUs as nodes of GPUs: the path inside a node and the network between nodes."""
 
     gpus_per_node: int

@@ -12,8 +12,8 @@ from __future__ import annotations
 import fnmatch
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from rigcheck.core.engine.errors import UsageError
 from rigcheck.core.spec import spec_codes
@@ -24,8 +24,7 @@ SKIP_DIRS = frozenset(
 _SUFFIXES = (".yaml", ".yml")
 
 
-@dataclass(frozen=True)
-class SpecFile:
+class SpecFile(NamedTuple):
     """A file found to check: its path, the kind its folder or name says, and why it cannot be read."""
 
     path: str  # as displayed: relative to the working directory when under it

@@ -11,7 +11,7 @@ import types
 import typing
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, NamedTuple, Union
 
 from pydantic import BaseModel, ValidationError
 
@@ -71,8 +71,7 @@ class SpecDocument:
         return SpecSummary(self.path, self.kind, self.name, self.sha256)
 
 
-@dataclass(frozen=True, slots=True)
-class SpecSummary:
+class SpecSummary(NamedTuple):
     """What a report keeps of a spec (its ``inputs[]`` entry): ``rigcheck lint`` lets the model and
     the YAML go once no run is left to read them."""
 
@@ -157,8 +156,7 @@ def _node_declares(node: Any, depth: int) -> bool:
     return False
 
 
-@dataclass(frozen=True)
-class Unsure:
+class Unsure(NamedTuple):
     """A YAML file the loader cannot read or parse, so cannot tell whether it is a spec: its problems,
     and whether its text names rigcheck (then it is most likely a broken spec)."""
 

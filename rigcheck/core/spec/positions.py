@@ -8,12 +8,10 @@ through :class:`SourceMap`, so that every message can name ``file:line:column``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class Mark:
+class Mark(NamedTuple):
     """A 1-based position in a text file."""
 
     line: int

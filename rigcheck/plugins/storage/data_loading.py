@@ -9,8 +9,7 @@ after the first epoch.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from rigcheck.core.catalog.facts import FactSection
 from rigcheck.core.engine.checker import WorkloadOnRigChecker
@@ -93,8 +92,7 @@ PAGE_CACHE = Rule(
 )
 
 
-@dataclass(frozen=True)
-class _Reading:
+class _Reading(NamedTuple):
     """What the three rules share: the data, the device that holds it and the rate the GPUs read at."""
 
     data: Data

@@ -4,8 +4,7 @@ against the workload's targets (estimator in rigcheck.core.estimate.throughput).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from rigcheck.core.catalog.facts import FactSection
 from rigcheck.core.engine.checker import Checker
@@ -88,8 +87,7 @@ TRAINING_TIME = Rule(
 )
 
 
-@dataclass(frozen=True)
-class _OnGpu:
+class _OnGpu(NamedTuple):
     """One GPU model's estimate and what its findings share (subject, related location, notes)."""
 
     ctx: CheckContext

@@ -27,7 +27,7 @@ accepts: it keeps fp32 copies of q, k, v and the fp32 ``heads x s x s`` probabil
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from rigcheck.core.estimate.architecture import Architecture
 from rigcheck.core.estimate.memory.flow import Flow
@@ -37,8 +37,7 @@ ATTENTION_INPUT_ROLES = ("q", "k", "v")
 MLP_INPUT_ROLES = ("gate", "up")
 
 
-@dataclass(frozen=True)
-class BlockModel:
+class BlockModel(NamedTuple):
     """Saved bytes of one block for ``tokens`` tokens on one rank."""
 
     inputs: MemoryInputs

@@ -16,13 +16,12 @@ Sources: PyTorch ``torch.autocast`` (CUDA op lists in aten/src/ATen/autocast_mod
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from rigcheck.core.estimate.memory.inputs import MIXED, TRUE_16, MemoryInputs
 
 
-@dataclass(frozen=True)
-class Flow:
+class Flow(NamedTuple):
     """The bytes per element of the tensors a step keeps and computes in, by precision."""
 
     residual: int
