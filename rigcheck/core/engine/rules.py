@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal
 
 from rigcheck.core.engine.severity import Severity
 
@@ -33,7 +33,8 @@ NAME_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 FACT_PLACEHOLDER = re.compile(r"\{facts:([a-z0-9_]+)\.([a-z0-9_-]+)\.([a-z0-9_-]+)(?::([^{}]*))?\}")
 
 
-class RuleDocs(NamedTuple):
+@dataclass(frozen=True)
+class RuleDocs:
     """The documentation sections every rule has (Markdown).
 
     A threshold is written as a placeholder, ``{facts:FILE.SECTION.KEY}`` or with a format spec
