@@ -19,6 +19,7 @@ from rigcheck.core.estimate.architecture import (
     resolve_architecture,
 )
 from rigcheck.core.estimate.estimate import (
+    estimate_workload,
     fit_verdict,
     largest_micro_batch,
     memory_inputs,
@@ -337,6 +338,49 @@ def test_logits_bytes_per_element() -> None:
     assert estimate.phases["backward"] - estimate.phases["forward"] == 12 * e - 10 * e
     chunked_estimate = estimate_memory(replace(inputs, loss="chunked"))
     assert chunked_estimate.component("loss_backward").bytes == 8 * e / 8
+
+
+def test_transformers_before_4_49_copies_the_shifted_fp32_logits() -> None:
+    """transformers 4.46-4.48 (ForCausalLMLoss: ``logits.float()`` then ``logits[..., :-1, :].contiguous()``): at
+    the loss the model's bf16 logits, their fp32 copy, the shifted fp32 copy and the fp32 log-softmax, 2 + 4 + 4 + 4
+    B per logit; before 4.46 the model upcast them itself (``lm_head(...).float()``), so the bf16 ones were gone:
+    4 + 4 + 4. Kept and the backward are as today (4 and 12 B). From 4.49 it shifts the labels: 2 + 4 + 4.
+    The version picks the mechanism through the workload's ``versions.transformers`` (specs/rules/memory.yaml)."""
+    arch = preset("llama-3.2-3b")
+    e = 2 * 4096 * 128256
+    base = MemoryInputs(arch, precision="bf16-true", micro_batch=2, seq_len=4096)
+    in_loss = Training(replace(base, shifted_logits_copy="loss"), FACTS).logits()
+    assert in_loss[:3] == (4 * e, (2 + 4 + 4 + 4) * e, 12 * e)
+    assert "transformers before 4.49.0, in ForCausalLMLoss" in in_loss[3]
+    in_model = Training(replace(base, shifted_logits_copy="model"), FACTS).logits()
+    assert in_model[:3] == (4 * e, (4 + 4 + 4) * e, 12 * e)
+    assert "before 4.46.0, in the model" in in_model[3]
+    # the forward's 14 B per logit now beat the backward's 12: the peak moves to the forward, 2 B per logit higher
+    # (the saved activations are the same at the loss and when the backward starts, the loss's own gradients aside)
+    today, old = estimate_memory(base), estimate_memory(replace(base, shifted_logits_copy="loss"))
+    assert old.peak_phase == "forward" and today.peak_phase == "backward"
+    assert old.phases["forward"] - today.phases["forward"] == (14 - 10) * e
+
+    def workload(version: str | None) -> str:
+        versions = f"versions: {{transformers: '{version}'}}\n" if version else ""
+        return (
+            "apiVersion: rigcheck/v1\nkind: Workload\nname: w\nmodel: {preset: llama-3.2-3b}\ntask: full_finetune\n"
+            "precision: bf16-true\noptimizer: adamw\nbatch: {micro: 2, seq_len: 4096}\n" + versions
+        )
+
+    copies = {
+        version: estimate_workload(parse_spec(workload(version), "w.yaml").model).inputs.shifted_logits_copy
+        for version in (None, "4.36.2", "4.45.2", "4.46.0", "4.48.1", "4.49.0", "5.24.0")
+    }
+    assert copies == {
+        None: "",
+        "4.36.2": "model",
+        "4.45.2": "model",
+        "4.46.0": "loss",
+        "4.48.1": "loss",
+        "4.49.0": "",
+        "5.24.0": "",
+    }
 
 
 def test_runtime_totals() -> None:

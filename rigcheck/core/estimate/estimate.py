@@ -114,6 +114,24 @@ def _bitsandbytes_keeps(workload: Any, qlora_backend: str) -> dict[str, bool]:
     }
 
 
+def _shifted_logits_copy(workload: Any) -> str:
+    """Where transformers' standard loss copies the shifted fp32 logits at the workload's version
+    (specs/rules/memory.yaml transformers; unset: the newest behaviour, no copy): "model" before 4.46.0,
+    "loss" (ForCausalLMLoss) before 4.49.0, else ""."""
+    from rigcheck.core.catalog.cuda_compat import parse_version
+    from rigcheck.core.catalog.facts import load_rule_facts
+
+    version = _version_of(workload, "transformers")
+    if version is None:
+        return ""
+    facts = load_rule_facts("memory")["transformers"]
+    if version < (parse_version(str(facts["shifted_logits_copy_from"])) or ()):
+        return "model"
+    if version < (parse_version(str(facts["shifted_logits_copy_before"])) or ()):
+        return "loss"
+    return ""
+
+
 def _version_of(workload: Any, library: str) -> tuple[int, ...] | None:
     """``versions.<library>`` as a release (``0.5.3.post1`` is 0.5.3: ``cuda_compat.release_version``), or
     None when unset or not a version."""
@@ -287,6 +305,7 @@ def memory_inputs(workload: Any, arch: Architecture, *, gpus_per_node: int = 8) 
         **_bitsandbytes_keeps(workload, qlora_backend),
         kbit_upcast=workload.task == "qlora" and bool(qlora and qlora.kbit_training),
         logits_upcast=bool(pick("logits_upcast", True, False, True)),
+        shifted_logits_copy=_shifted_logits_copy(workload),
         implied=tuple(implied),
         assumed=tuple(assumed),
     )

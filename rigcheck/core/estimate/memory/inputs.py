@@ -35,6 +35,9 @@ class MemoryInputs:
     attention: str = "sdpa"
     loss: str = "standard"  # standard | chunked | fused
     logits_upcast: bool = True  # the loss casts the logits to fp32 itself (transformers' logits.float())
+    # where transformers' standard loss copies the shifted fp32 logits: "" (4.49 on: it shifts the labels), "loss"
+    # (4.46-4.48: ForCausalLMLoss, beside the model's 16-bit logits), "model" (before 4.46): memory.yaml transformers
+    shifted_logits_copy: str = ""
     dp: int = 1
     tp: int = 1
     pp: int = 1

@@ -425,6 +425,17 @@ class Training:
             wide = 4 if self.flow.autocast else c
             return wide * elements, (c + wide) * elements, (2 * wide + c) * elements, what
         upcast = 0 if c == 4 else 4
+        if i.shifted_logits_copy:
+            # transformers before 4.49: "shift_logits = logits[..., :-1, :].contiguous()", an fp32 copy beside the
+            # fp32 logits; before 4.46 the model upcast them itself, so its 16-bit logits were already gone
+            versions = self.facts["transformers"]
+            held = 0 if i.shifted_logits_copy == "model" and upcast else c
+            if i.shifted_logits_copy == "model":
+                when = f"before {versions['shifted_logits_copy_from']}, in the model"
+            else:
+                when = f"before {versions['shifted_logits_copy_before']}, in ForCausalLMLoss"
+            what += f", with the shifted fp32 copy (transformers {when})"
+            return 4 * elements, (held + upcast + 4 + 4) * elements, 12 * elements, what
         return 4 * elements, (c + upcast + 4) * elements, 12 * elements, what
 
     def step_transient(self) -> float:

@@ -590,6 +590,11 @@ class Versions(SpecModel):
         description="bitsandbytes.__version__: before 0.43.2 its 4-bit layers kept their 16-bit input for the "
         "backward (QLoRA); before 0.45.0 its 8-bit layers also kept an int8 copy of it.",
     )
+    transformers: VersionString | None = Field(
+        None,
+        description="transformers.__version__: before 4.49.0 its causal-LM loss copied the shifted fp32 logits "
+        "(in the model before 4.46.0, in ForCausalLMLoss from 4.46.0).",
+    )
     vllm: VersionString | None = Field(
         None,
         description="vllm.__version__: what vLLM counts inside its gpu_memory_utilization share changed between "
