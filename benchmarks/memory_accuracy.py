@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from rigcheck.core.spec.loader import load_yaml_file  # noqa: E402
-from tests.memory_cases import all_results, coverage, fitted_spread, summary, table  # noqa: E402
+from tests.memory_cases import ROUNDS, all_results, coverage, fitted_spread, summary, table  # noqa: E402
 from tests.traced_grid import grid_results, grid_summary, grid_table  # noqa: E402
 
 OWN = "rigcheck-"  # cases rigcheck measured itself (benchmarks/device/), not published ones
@@ -50,10 +50,13 @@ def main(argv: list[str] | None = None) -> int:
             r for r in results if r.split == "published" and not r.case_id.startswith(OWN)
         ],
         "rigcheck's own (H200)": [r for r in results if r.case_id.startswith(OWN)],
-        "new, dev": [r for r in results if r.split == "dev"],
-        "new, holdout": [r for r in results if r.split == "holdout"],
+        "new, dev": [r for r in results if r.new and r.split == "dev"],
+        "new, holdout": [r for r in results if r.new and r.split == "holdout"],
         "new, all": [r for r in results if r.new],
     }
+    for later in ROUNDS[1:]:
+        for split in ("dev", "holdout"):
+            sets[f"{later}, {split}"] = [r for r in results if r.round == later and r.split == split]
     if args.cases:
         for name, chosen in sets.items():
             if name != "new, all":
@@ -61,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     before = load_yaml_file(str(ROOT / "benchmarks" / "memory_accuracy_before.yaml")).data["sets"]
     print("\npublished measurements (estimate vs measured on each case's basis)")
     for name, chosen in sets.items():
+        if not chosen:
+            continue
         print("  now    " + _line(name, summary(chosen)))
         old = before.get(name) or (
             before.get("published (original 16)") if name == "published (original)" else None

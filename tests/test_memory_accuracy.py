@@ -21,7 +21,7 @@ import pytest
 
 from rigcheck.core.catalog.facts import load_rule_facts
 
-from .memory_cases import all_results, coverage, fitted_spread, load_cases, summary
+from .memory_cases import NEW_SET, ROUNDS, all_results, coverage, fitted_spread, load_cases, summary
 
 OWN = "rigcheck-"  # measured by rigcheck itself (benchmarks/device/)
 
@@ -31,14 +31,17 @@ def results():  # type: ignore[no-untyped-def]
     return all_results()
 
 
-def _split(results, split: str):  # type: ignore[no-untyped-def]
-    return [result for result in results if result.split == split]
+def _split(results, split: str, round_: str = NEW_SET):  # type: ignore[no-untyped-def]
+    """The published set, or one split of one round of new cases (the first by default)."""
+    if split == "published":
+        return [result for result in results if result.split == split]
+    return [result for result in results if result.round == round_ and result.split == split]
 
 
 def test_every_case_has_a_workload_and_unscored_ones_say_why(results) -> None:  # type: ignore[no-untyped-def]
     measurements, workloads = load_cases()
     assert set(measurements) == set(workloads)
-    assert len(results) == len(measurements) == 75
+    assert len(results) == len(measurements)
     for result in results:
         assert result.estimated_gib > 0
         if not result.scored:
@@ -77,6 +80,21 @@ def test_new_cases_holdout_split_does_not_regress(results) -> None:  # type: ign
     assert stats["median_abs_error"] <= 0.20
     assert stats["within_15"] >= 0.40
     assert stats["fit_right"] >= 2
+
+
+def test_second_round_is_scored_on_both_halves(results) -> None:  # type: ignore[no-untyped-def]
+    """The cases added 2026-12-08 (eight sources not used before), split by the hash of the id before rigcheck
+    was scored on them. Scored once (the formulas of that day, with transformers' shifted-logits copy): dev
+    median 11.2%, 82% within 15%; holdout median 22.0%, 43% within 15%; every reported OOM refused. The
+    misses are ms-swift's Qwen-1 LoRA runs (reserved, 15-44% under) and torchtune's QLoRA tutorial (40%
+    under); the floors stop a change from making them worse unseen."""
+    later = ROUNDS[1]
+    dev, holdout = summary(_split(results, "dev", later)), summary(_split(results, "holdout", later))
+    assert dev["scored"] > 0 and holdout["scored"] > 0
+    assert dev["median_abs_error"] <= 0.12 and dev["within_15"] >= 0.80
+    assert holdout["median_abs_error"] <= 0.23 and holdout["within_15"] >= 0.40
+    for stats in (dev, holdout):
+        assert stats["fit_right"] == stats["fit_cases"] > 0
 
 
 def test_the_spread_is_the_one_fitted_on_dev(results) -> None:  # type: ignore[no-untyped-def]
