@@ -30,9 +30,10 @@ KNOWN_MISSES = {
     "s1-qwen25-32b-full-ft-fsdp-32k-16xh100": "122 GiB: the logits and loss of 32,768-token sequences (block_size "
     "is the longest; the s1K samples' lengths are not stated)",
     "vllm-llama31-405b-fp8-tp8-h100-default-len": "vLLM 0.5.3 (V0, modelled: NCCL's set-up inside its share, "
-    "a 512-token chunked profile) loaded 57.75 GiB of weights (the FP8 checkpoint keeps attention in bf16; the "
-    "estimate: 47.7) and counted about 8.7 GiB of non-torch and allocator memory inside its share: the checkpoint's "
-    "bf16 layers and V0's allocator high-water mark are not modelled (docs/research/vllm_memory_accounting.md)",
+    "a 512-token chunked profile) loaded 57.75 GiB of weights (fp8-mlp, the checkpoint's bf16 attention and outer "
+    "blocks: 56.7) and counted about 8.7 GiB of non-torch and allocator memory inside its share, where the estimate "
+    "has 68.2 of the 71.7 GiB budget: V0's allocator high-water mark is not modelled "
+    "(docs/research/vllm_memory_accounting.md)",
     "litgpt-rt-llama2-13b-lora-fsdp-4xa100-40g": "FSDP1's flat-parameter gradients are in (allocated 32.7 GiB "
     "against the table's 35.57 GB = 33.1 GiB); the device total is 39.2 of 39.6 GiB and the allocator's measured "
     "range (8.6-28.3% of allocated) reaches past it: the reserve is not yet a function of the allocations (a "
@@ -46,7 +47,7 @@ KNOWN_MISSES = {
     "unsloth-table-llama33-70b-hf-fa2-qlora-6916-a100-80g": "the table's transformers + FA2 baseline: its "
     "checkpointing and settings are not stated (222 GiB of activations without them)",
     "hf-gke-tgi-llama31-405b-fp8-8xh100": "TGI's warm-up and KV sizing are not vLLM's; TGI is estimated as a "
-    "plain prefill (82.3 GiB against 79.7)",
+    "plain prefill (92.8 GiB against 79.7)",
     "axolotl-mistral-7b-qlora-8k-packed-rtx4090": "warns by 0.1 GiB: 17.9 GiB estimated, the saved activations' "
     "spread (+42% of 9.4 GiB: activations, the standard loss's fp32 logits and their gradients at 2 x 8,192 "
     "tokens) with the allocator's and the context's takes the high end to 24.1 GiB against 24.0",

@@ -32,6 +32,7 @@ from rigcheck.core.estimate.memory import GIB, MemoryEstimate, MemoryInputs, est
 from rigcheck.core.estimate.memory.activations import BlockModel
 from rigcheck.core.estimate.memory.flow import Flow, flow_of
 from rigcheck.core.estimate.memory.runtime import training_device_floor
+from rigcheck.core.estimate.memory.shards import Shards
 from rigcheck.core.estimate.memory.training import Training
 from rigcheck.core.estimate.throughput import matmul_params
 from rigcheck.core.spec.documents import parse_spec
@@ -455,6 +456,32 @@ def test_four_bit_inference_weights_with_and_without_double_quantisation(written
     other = 2 * 128256 * 4096 + (2 * 32 + 1) * 4096
     weights = estimate_memory(inputs).component("weights")
     assert weights is not None and weights.bytes == pytest.approx(6_979_321_856 * bits / 8 + other * 2)
+
+
+@pytest.mark.parametrize(("pp", "stage", "inner"), [(1, None, 124), (2, 0, 62), (2, 1, 62), (3, 1, 42)])
+def test_meta_fp8_checkpoint_keeps_attention_and_the_outer_blocks_in_bf16(
+    pp: int, stage: int | None, inner: int
+) -> None:
+    """``quantization: fp8-mlp`` (Meta's Llama 3.1 FP8 checkpoints; llama-stack's fp8_mixed loader skips
+    block 0 and block 125 and quantises only w1, w3, w2): Llama-3.1-405B at tp 8 holds 124 x 3 x 16,384 x 53,248
+    / 8 MLP weights at 1 B and everything else at 2 B. A pipeline stage skips the first or last block only where
+    it holds it (126 blocks over 2 stages: 63 each, one outer; over 3: 42 each, the middle one none)."""
+    arch = preset("llama-3.1-405b")
+    mlp = 3 * 16384 * 53248
+    inputs = MemoryInputs(
+        arch, task="inference", precision="bf16-true", quantization="fp8-mlp", tp=8, pp=pp, stage=stage
+    )
+    weights = estimate_memory(inputs).component("weights")
+    shards = Shards(inputs)
+    quantized = inner * mlp / 8
+    assert weights is not None
+    assert weights.bytes == pytest.approx(quantized * 1 + (shards.params - quantized) * 2)
+    if pp == 1:
+        # vLLM 0.5.3.post1 logged "Loading model weights took 57.7520 GB" (GiB) per GPU for this checkpoint at tp 8
+        # (vllm-project/vllm#6746); an all-FP8 count was 17% short of it
+        assert weights.bytes / GIB == pytest.approx(57.752, rel=0.02)
+        everything = estimate_memory(replace(inputs, quantization="fp8")).component("weights")
+        assert everything is not None and everything.bytes / GIB < 0.85 * 57.752
 
 
 def test_lora_adapter_parameters() -> None:

@@ -31,6 +31,7 @@ TABLES = {
     "memory.optimizer_states": "workload optimizer",
     "memory.adapters": "adapter precision",
     "memory.quantization_bits": "quantization method",
+    "memory.partial_quantization": "quantization method (the schemes that quantise only the MLP)",
     "power.efficiency_80plus": "PSU efficiency rating",
     "power.connectors": "GPU power connector",
     "storage.device_defaults": "storage kind",

@@ -612,6 +612,24 @@ def test_an_fp8_model_prefills_at_the_fp8_rate_of_a_gpu_that_has_one(gpu: str, r
     assert prefill("quantization: fp8\n") == pytest.approx(prefill("") * ratio, rel=1e-9)
 
 
+def test_meta_fp8_checkpoint_prefills_its_mlp_at_fp8_and_the_rest_at_bf16() -> None:
+    """``fp8-mlp`` (Meta's FP8 checkpoints): the MLP of blocks 1-124 of Llama-3.1-405B runs FP8 GEMMs, attention,
+    the outer blocks and the head bf16; each share's time adds: 1 / (s / 1,978.9 + (1 - s) / 989.4) TFLOPS on an
+    H100, s = 124 x 3 x 16,384 x 53,248 / the matmul parameters of one token (blocks and head)."""
+    from rigcheck.core.estimate.throughput import matmul_params, serving_peak
+
+    arch = preset("llama-3.1-405b")
+    inputs = MemoryInputs(arch, task="inference", precision="bf16-true", quantization="fp8-mlp", tp=8)
+    share = 124 * 3 * 16384 * 53248 / matmul_params(inputs)
+    assert 0.75 < share < 0.85
+    h100, a100 = (_catalog().lookup(name) for name in ("h100-sxm", "A100 SXM 80GB"))
+    peak, field = serving_peak(h100, inputs)
+    assert peak == pytest.approx(1 / (share / 1978.9 + (1 - share) / 989.4))
+    assert field.startswith(f"fp8_dense_tflops for {share:.0%} of the matmuls")
+    # an A100 has no FP8 tensor cores (weight-only FP8): the bf16 rate throughout
+    assert serving_peak(a100, inputs) == (312.0, "bf16_dense_tflops")
+
+
 def test_zero_1_and_2_all_gather_after_the_step_and_reduce_on_the_compute_stream() -> None:
     """Issue 47: DeepSpeed ZeRO-1/2 all-gather the updated 16-bit partitions inside step(), after the
     optimizer (stage_1_and_2.py: all_gather_dp_groups), with no compute left to hide them; the gradient

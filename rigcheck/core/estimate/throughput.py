@@ -170,7 +170,21 @@ def serving_peak(gpu: GpuSpec, inputs: MemoryInputs) -> tuple[float | None, str]
     to 16 bits and run at the precision's peak, as does FP8 on a GPU without FP8 (Ampere: weight-only)."""
     if inputs.quantization == "fp8" and gpu.fp8_dense_tflops:
         return float(gpu.fp8_dense_tflops), "fp8_dense_tflops"
-    return peak_tflops(gpu, inputs.precision)
+    peak, field = peak_tflops(gpu, inputs.precision)
+    if inputs.quantization == "fp8-mlp" and gpu.fp8_dense_tflops and peak:
+        # a partial scheme's FP8 GEMMs at the FP8 peak, the rest at the precision's: each share's time added
+        share = fp8_matmul_share(inputs)
+        blended = 1 / (share / float(gpu.fp8_dense_tflops) + (1 - share) / peak)
+        return blended, f"fp8_dense_tflops for {share:.0%} of the matmuls, {field} for the rest"
+    return peak, field
+
+
+def fp8_matmul_share(inputs: MemoryInputs) -> float:
+    """The share of one token's matmul parameters in FP8 under ``fp8-mlp`` (specs/rules/memory.yaml
+    ``partial_quantization``): the active MLP of every block but the first and the last."""
+    arch = inputs.arch
+    active = (arch.top_k + arch.shared_experts) if arch.experts > 1 else 1
+    return max(0, arch.layers - 2) * arch.mlp_params_per_expert * active / matmul_params(inputs)
 
 
 def matmul_params(inputs: MemoryInputs) -> float:

@@ -33,6 +33,22 @@ def bits_per_weight(inputs: MemoryInputs, facts: Mapping[str, Any]) -> float | N
     return float(facts["quantization_bits"][name])
 
 
+def quantized_linear_params(inputs: MemoryInputs, shards: Shards, facts: Mapping[str, Any]) -> float:
+    """This rank's block-linear parameters the scheme quantises: all of them, or for a partial scheme
+    (specs/rules/memory.yaml ``partial_quantization``: Meta's FP8 checkpoints) the MLP linears of its
+    blocks, less the model's first and last block where this rank holds them."""
+    partial = facts.get("partial_quantization", {}).get(inputs.quantization)
+    if not partial:
+        return shards.linear
+    arch = inputs.arch
+    blocks = shards.layers_local
+    if partial.get("skip_first_and_last_blocks"):
+        blocks -= int(inputs.holds_embedding) + int(inputs.holds_head)
+    experts = arch.experts / max(1, inputs.ep) + arch.shared_experts
+    mlp = arch.mlp_params_per_expert * experts / inputs.tp
+    return min(shards.linear, max(0, blocks) * mlp)
+
+
 def quantized_weight_bytes(
     inputs: MemoryInputs, shards: Shards, facts: Mapping[str, Any], other_bytes: float
 ) -> tuple[float, str] | None:
@@ -44,7 +60,9 @@ def quantized_weight_bytes(
     label = f"{bits:g} bits" if inputs.quantization == "bits" else inputs.quantization
     if inputs.quantization_scope == "all":
         return shards.params * b, f"{billions(shards.params)} params x {b:.4f} B ({label}, the whole model)"
-    linear, rest = shards.linear, shards.params - shards.linear
+    linear = quantized_linear_params(inputs, shards, facts)
+    rest = shards.params - linear
+    what = "MLP params of the inner blocks" if linear != shards.linear else "linear params"
     return linear * b + rest * other_bytes, (
-        f"{billions(linear)} linear params x {b:.4f} B ({label}) + {billions(rest)} other params x {other_bytes:g} B"
+        f"{billions(linear)} {what} x {b:.4f} B ({label}) + {billions(rest)} other params x {other_bytes:g} B"
     )

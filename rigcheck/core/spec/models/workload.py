@@ -105,6 +105,7 @@ QuantizationName = Annotated[
         "gptq",
         "awq",
         "fp8",
+        "fp8-mlp",
         # llama.cpp's GGUF types: bits per weight of the whole file (specs/rules/memory.yaml quantization_bits)
         "q2_k",
         "q3_k_m",
@@ -125,7 +126,8 @@ QuantizationName = Annotated[
             "q5_k": "q5_k_m",
         },
         description="A quantisation scheme: int8, int4, nf4, nf4-dq (NF4 with its constants quantised too, "
-        "bnb_4bit_use_double_quant; litgpt's bnb.nf4-dq), fp4, gptq, awq, fp8 (the linear layers), or a GGUF type "
+        "bnb_4bit_use_double_quant; litgpt's bnb.nf4-dq), fp4, gptq, awq, fp8 (the linear layers), fp8-mlp (Meta's "
+        "Llama 3.1 FP8 checkpoints: the MLP of every block but the first and the last), or a GGUF type "
         "(q4_0, q4_k_m, q8_0, ...: the whole file at its published bits per weight).",
     ),
 ]
