@@ -17,7 +17,7 @@ from rigcheck.core.catalog.catalog import GpuSpec
 from rigcheck.core.catalog.facts import load_rule_facts
 from rigcheck.core.estimate.decoding import Serving, serving_speed
 from rigcheck.core.estimate.memory import MemoryInputs
-from rigcheck.core.estimate.memory.quantized import bits_per_weight
+from rigcheck.core.estimate.memory.quantized import bits_per_weight, partial_scheme, quantized_blocks
 from rigcheck.core.estimate.steptime import StepTime, step_time
 from rigcheck.core.estimate.topology import Topology
 
@@ -180,11 +180,15 @@ def serving_peak(gpu: GpuSpec, inputs: MemoryInputs) -> tuple[float | None, str]
 
 
 def fp8_matmul_share(inputs: MemoryInputs) -> float:
-    """The share of one token's matmul parameters in FP8 under ``fp8-mlp`` (specs/rules/memory.yaml
-    ``partial_quantization``): the active MLP of every block but the first and the last."""
+    """The share of one token's matmul parameters in FP8 under a partial scheme (``fp8-mlp``): the active
+    MLP of the blocks it quantises (:func:`~rigcheck.core.estimate.memory.quantized.quantized_blocks`)."""
+    partial = partial_scheme(inputs, load_rule_facts("memory"))
+    if not partial:
+        return 0.0
     arch = inputs.arch
     active = (arch.top_k + arch.shared_experts) if arch.experts > 1 else 1
-    return max(0, arch.layers - 2) * arch.mlp_params_per_expert * active / matmul_params(inputs)
+    blocks = quantized_blocks(partial, arch.layers, first=True, last=True)
+    return blocks * arch.mlp_params_per_expert * active / matmul_params(inputs)
 
 
 def matmul_params(inputs: MemoryInputs) -> float:

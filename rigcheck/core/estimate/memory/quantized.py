@@ -33,20 +33,30 @@ def bits_per_weight(inputs: MemoryInputs, facts: Mapping[str, Any]) -> float | N
     return float(facts["quantization_bits"][name])
 
 
+def partial_scheme(inputs: MemoryInputs, facts: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The row of specs/rules/memory.yaml ``partial_quantization`` for the workload's scheme (one that
+    quantises only the MLP linears, e.g. Meta's FP8 checkpoints), or None."""
+    return facts.get("partial_quantization", {}).get(inputs.quantization)
+
+
+def quantized_blocks(partial: Mapping[str, Any], blocks: int, *, first: bool, last: bool) -> int:
+    """Of ``blocks`` blocks, those whose MLP a partial scheme quantises: all, less the model's first and
+    last block (``first``/``last``: among them) where the scheme skips those."""
+    if partial.get("skip_first_and_last_blocks"):
+        blocks -= int(first) + int(last)
+    return max(0, blocks)
+
+
 def quantized_linear_params(inputs: MemoryInputs, shards: Shards, facts: Mapping[str, Any]) -> float:
     """This rank's block-linear parameters the scheme quantises: all of them, or for a partial scheme
-    (specs/rules/memory.yaml ``partial_quantization``: Meta's FP8 checkpoints) the MLP linears of its
-    blocks, less the model's first and last block where this rank holds them."""
-    partial = facts.get("partial_quantization", {}).get(inputs.quantization)
+    (:func:`partial_scheme`) the MLP linears of its blocks that the scheme quantises."""
+    partial = partial_scheme(inputs, facts)
     if not partial:
         return shards.linear
-    arch = inputs.arch
-    blocks = shards.layers_local
-    if partial.get("skip_first_and_last_blocks"):
-        blocks -= int(inputs.holds_embedding) + int(inputs.holds_head)
-    experts = arch.experts / max(1, inputs.ep) + arch.shared_experts
-    mlp = arch.mlp_params_per_expert * experts / inputs.tp
-    return min(shards.linear, max(0, blocks) * mlp)
+    blocks = quantized_blocks(
+        partial, shards.layers_local, first=inputs.holds_embedding, last=inputs.holds_head
+    )
+    return min(shards.linear, blocks * shards.mlp_per_layer)
 
 
 def quantized_weight_bytes(
@@ -62,7 +72,7 @@ def quantized_weight_bytes(
         return shards.params * b, f"{billions(shards.params)} params x {b:.4f} B ({label}, the whole model)"
     linear = quantized_linear_params(inputs, shards, facts)
     rest = shards.params - linear
-    what = "MLP params of the inner blocks" if linear != shards.linear else "linear params"
+    what = "MLP params of the quantised blocks" if partial_scheme(inputs, facts) else "linear params"
     return linear * b + rest * other_bytes, (
         f"{billions(linear)} {what} x {b:.4f} B ({label}) + {billions(rest)} other params x {other_bytes:g} B"
     )

@@ -28,6 +28,7 @@ class Shards:
         # tensor parallelism splits the linears; every rank holds the norm weights and the router whole
         # (Megatron-LM: LayerNorm and router parameters are replicated across the TP group)
         self.per_layer = (arch.attention_params + mlp) / inputs.tp + arch.norm_params + router
+        self.mlp_per_layer = mlp / inputs.tp  # one block's MLP linears on this rank (its local experts)
         cross = arch.decoder_layers * (arch.attention_params + arch.hidden)
         self.blocks = (arch.layers * self.per_layer + cross / inputs.tp) * layer_share
         embedding, head = arch.embedding_params / inputs.tp, arch.head_params / inputs.tp
